@@ -66,7 +66,8 @@ export function compileContracts(): CompiledContract[] {
   for (const [source, contracts] of Object.entries(output.contracts)) {
     if (!(source in sources)) continue; // OpenZeppelin and other imports
     for (const [name, contract] of Object.entries(contracts)) {
-      if (contract.evm.bytecode.object.length === 0) continue; // interfaces, abstract contracts, internal libraries
+      // interfaces and abstract contracts have no bytecode; struct-only libraries have no ABI
+      if (contract.evm.bytecode.object.length === 0 || contract.abi.length === 0) continue;
       compiled.push({
         name,
         abi: contract.abi,

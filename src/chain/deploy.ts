@@ -1,0 +1,95 @@
+// Deploys our contract set on a chain we run ourselves: the local identity hub, the registry (which
+// registers its six verification configs on the hub), the proof provider, the demo verifier and a batch
+// reader for multicall.
+import { keccak256, type Abi, type Address, type Hex } from 'viem';
+import {
+  agentDemoVerifierAbi,
+  agentDemoVerifierBytecode,
+  agentRegistryAbi,
+  agentRegistryBytecode,
+  batchReaderAbi,
+  batchReaderBytecode,
+  humanProofProviderAbi,
+  humanProofProviderBytecode,
+  localIdentityHubAbi,
+  localIdentityHubBytecode,
+} from './artifacts/index.js';
+import type { ContractAddresses } from './celo-deployments.js';
+import type { ChainClient, ChainWallet } from './clients.js';
+
+export interface Deployment {
+  chainId: number;
+  contracts: ContractAddresses;
+  /** Block of the registry's deployment: where log scans start. */
+  registryDeployBlock: bigint;
+  /** Hash of the bytecode that was deployed, to notice when the contracts have changed since. */
+  fingerprint: Hex;
+}
+
+/** Identifies the current build of our contracts. */
+export const contractsFingerprint: Hex = keccak256(
+  `0x${[
+    localIdentityHubBytecode,
+    agentRegistryBytecode,
+    humanProofProviderBytecode,
+    agentDemoVerifierBytecode,
+    batchReaderBytecode,
+  ]
+    .map((code) => code.slice(2))
+    .join('')}`,
+);
+
+async function deploy(
+  client: ChainClient,
+  wallet: ChainWallet,
+  abi: Abi,
+  bytecode: Hex,
+  args: readonly unknown[],
+): Promise<{ address: Address; blockNumber: bigint }> {
+  const hash = await wallet.deployContract({ abi, bytecode, args });
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deployment reverted (${hash})`);
+  return { address: receipt.contractAddress, blockNumber: receipt.blockNumber };
+}
+
+export interface DeployOptions {
+  client: ChainClient;
+  /** Deployer; becomes the hub's owner and holds the registry's roles. */
+  wallet: ChainWallet;
+  /** The document attester the local hub trusts. */
+  attester: Address;
+}
+
+export async function deployContracts({ client, wallet, attester }: DeployOptions): Promise<Deployment> {
+  const owner = wallet.account.address;
+  const hub = await deploy(client, wallet, localIdentityHubAbi, localIdentityHubBytecode, [attester]);
+  const registry = await deploy(client, wallet, agentRegistryAbi, agentRegistryBytecode, [hub.address, owner]);
+  const scope = await client.readContract({ address: registry.address, abi: agentRegistryAbi, functionName: 'scope' });
+  const provider = await deploy(client, wallet, humanProofProviderAbi, humanProofProviderBytecode, [
+    hub.address,
+    scope,
+  ]);
+  const setProvider = await wallet.writeContract({
+    address: registry.address,
+    abi: agentRegistryAbi,
+    functionName: 'setSelfProofProvider',
+    args: [provider.address],
+  });
+  const demo = await deploy(client, wallet, agentDemoVerifierAbi, agentDemoVerifierBytecode, [registry.address]);
+  const multicall = await deploy(client, wallet, batchReaderAbi, batchReaderBytecode, []);
+  const receipt = await client.waitForTransactionReceipt({ hash: setProvider });
+  if (receipt.status !== 'success') throw new Error('setSelfProofProvider reverted');
+
+  return {
+    chainId: await client.getChainId(),
+    contracts: {
+      registry: registry.address,
+      proofProvider: provider.address,
+      hub: hub.address,
+      demoVerifier: demo.address,
+      multicall: multicall.address,
+    },
+    registryDeployBlock: registry.blockNumber,
+    fingerprint: contractsFingerprint,
+  };
+}

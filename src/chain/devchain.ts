@@ -1,0 +1,117 @@
+// Starts and stops the local anvil chains of the embedded default. The platform binary is spawned
+// directly (not through npx) so that stopping it really stops it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+export interface DevChain {
+  chainId: number;
+  rpcUrl: string;
+  pid: number;
+  /** Resolves when anvil has exited (after writing its state file, if it has one). */
+  stop(): Promise<void>;
+}
+
+export interface DevChainOptions {
+  chainId: number;
+  /** Folder for the state file and pid file; without it the chain lives in memory only. */
+  stateDir?: string;
+  /** Seconds between periodic state dumps, so a hard kill loses at most this much. */
+  stateIntervalSeconds?: number;
+  port?: number;
+  startTimeoutMs?: number;
+}
+
+export function anvilBinaryPath(): string {
+  const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch;
+  const platform = process.platform === 'win32' ? 'win32' : process.platform;
+  const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
+  return require.resolve(`@foundry-rs/anvil-${platform}-${arch}/bin/${exe}`);
+}
+
+/** A previous run that was killed hard may have left its anvil behind; it would hold the state file. */
+function stopLeftover(pidFile: string): void {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  rmSync(pidFile, { force: true });
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (cmdline.includes('anvil')) process.kill(pid, 'SIGKILL');
+  } catch {
+    // not running any more (or no procfs): nothing to stop
+  }
+}
+
+function waitForExit(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startDevChain(options: DevChainOptions): Promise<DevChain> {
+  const args = ['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)];
+  let pidFile: string | undefined;
+  if (options.stateDir) {
+    mkdirSync(options.stateDir, { recursive: true });
+    pidFile = join(options.stateDir, 'anvil.pid');
+    stopLeftover(pidFile);
+    args.push('--state', join(options.stateDir, 'state.json'), '--preserve-historical-states');
+    args.push('--state-interval', String(options.stateIntervalSeconds ?? 5));
+  }
+
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = waitForExit(child);
+  let output = '';
+  let onEarlyExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
+
+  const rpcUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => fail(new Error(`anvil (chain ${options.chainId}) did not start in time:\n${output}`)),
+      options.startTimeoutMs ?? 15_000,
+    );
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    const onData = (chunk: Buffer): void => {
+      // anvil prints dev account keys before the listening line: keep only what is needed to report failure
+      output = (output + chunk.toString()).slice(-4_000);
+      const match = /Listening on ([\d.]+):(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(`http://${match[1]}:${match[2]}`);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('error', fail);
+    onEarlyExit = (code, signal) =>
+      fail(new Error(`anvil (chain ${options.chainId}) exited during start (${signal ?? code}):\n${output}`));
+    child.once('exit', onEarlyExit);
+  });
+  // Once listening, keep draining its output so anvil never blocks on a full pipe.
+  child.stdout.removeAllListeners('data').resume();
+  child.stderr.removeAllListeners('data').resume();
+  child.off('exit', onEarlyExit);
+  const pid = child.pid ?? -1;
+  if (pidFile) writeFileSync(pidFile, String(pid));
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      // SIGINT lets anvil write its state file; SIGKILL only if it does not finish in time.
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+      if (pidFile) rmSync(pidFile, { force: true });
+    })();
+    return stopping;
+  };
+
+  return { chainId: options.chainId, rpcUrl, pid, stop };
+}

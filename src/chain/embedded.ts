@@ -1,0 +1,108 @@
+// The embedded default for one network: an anvil with the network's chain id, its state under DATA_DIR,
+// our contracts deployed on first start and reused after a restart.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseEther, type Hex, type PrivateKeyAccount } from 'viem';
+import { chainIdOf, type NetworkName } from '../core/networks.js';
+import { createChainClient, createChainWallet, type ChainClient, type ClientOptions } from './clients.js';
+import { contractsFingerprint, deployContracts, type Deployment } from './deploy.js';
+import { startDevChain, type DevChain } from './devchain.js';
+
+/** Keys of the local chains' operator, document attester and identity-app account (never agent keys). */
+export interface DevAccounts {
+  operator: PrivateKeyAccount;
+  attester: PrivateKeyAccount;
+  identityApp: PrivateKeyAccount;
+}
+
+export interface EmbeddedNetwork {
+  network: NetworkName;
+  chain: DevChain;
+  deployment: Deployment;
+  /** True when the contracts were deployed by this start rather than reused. */
+  deployedNow: boolean;
+  clientOptions: ClientOptions;
+}
+
+const FUNDING = parseEther('1000000');
+const LOCAL_CLIENT = { timeoutMs: 5_000, pollingIntervalMs: 50 } as const;
+
+function writePrivateFile(path: string, content: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content, { mode: 0o600 });
+}
+
+/** Loads the dev accounts from DATA_DIR, generating them once. */
+export function loadDevAccounts(dataDir: string): { accounts: DevAccounts; created: boolean } {
+  const path = join(dataDir, 'dev-accounts.json');
+  let created = false;
+  if (!existsSync(path)) {
+    const keys = { operator: generatePrivateKey(), attester: generatePrivateKey(), identityApp: generatePrivateKey() };
+    writePrivateFile(path, `${JSON.stringify(keys, null, 2)}\n`);
+    created = true;
+  }
+  const keys = JSON.parse(readFileSync(path, 'utf8')) as Record<keyof DevAccounts, Hex>;
+  return {
+    created,
+    accounts: {
+      operator: privateKeyToAccount(keys.operator),
+      attester: privateKeyToAccount(keys.attester),
+      identityApp: privateKeyToAccount(keys.identityApp),
+    },
+  };
+}
+
+const serialize = (deployment: Deployment): string =>
+  `${JSON.stringify({ ...deployment, registryDeployBlock: deployment.registryDeployBlock.toString() }, null, 2)}\n`;
+
+function readDeployment(path: string): Deployment | undefined {
+  if (!existsSync(path)) return undefined;
+  const raw = JSON.parse(readFileSync(path, 'utf8')) as Deployment & { registryDeployBlock: string };
+  return { ...raw, registryDeployBlock: BigInt(raw.registryDeployBlock) };
+}
+
+async function isUsable(client: ChainClient, deployment: Deployment | undefined, chainId: number): Promise<boolean> {
+  if (!deployment || deployment.chainId !== chainId || deployment.fingerprint !== contractsFingerprint) return false;
+  const code = await client.getCode({ address: deployment.contracts.registry });
+  return code !== undefined && code !== '0x';
+}
+
+/** Sets an account's balance on a local chain (anvil's cheat method). */
+export async function fund(client: ChainClient, address: Hex, amount = FUNDING): Promise<void> {
+  await client.request({ method: 'anvil_setBalance' as never, params: [address, `0x${amount.toString(16)}`] as never });
+}
+
+export async function startEmbeddedNetwork(
+  network: NetworkName,
+  dataDir: string,
+  accounts: DevAccounts,
+): Promise<EmbeddedNetwork> {
+  const chainId = chainIdOf(network);
+  const stateDir = join(dataDir, 'chains', network);
+  const chain = await startDevChain({ chainId, stateDir });
+  try {
+    const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
+    await Promise.all([fund(probe, accounts.operator.address), fund(probe, accounts.identityApp.address)]);
+
+    const deploymentPath = join(stateDir, 'deployment.json');
+    let deployment = readDeployment(deploymentPath);
+    const deployedNow = !(await isUsable(probe, deployment, chainId));
+    if (deployedNow) {
+      const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
+      deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
+      writeFileSync(deploymentPath, serialize(deployment));
+    }
+    const ready = deployment as Deployment;
+    return {
+      network,
+      chain,
+      deployment: ready,
+      deployedNow,
+      clientOptions: { rpcUrl: chain.rpcUrl, multicall: ready.contracts.multicall, ...LOCAL_CLIENT },
+    };
+  } catch (error) {
+    await chain.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,97 @@
+// The chain layer as the services see it: one entry per network with its client and registry reads.
+import type { Address } from 'viem';
+import { chainIdOf, NETWORK_NAMES, resolveNetwork, type NetworkName } from '../core/networks.js';
+import type { ContractAddresses } from './celo-deployments.js';
+import { createChainClient, type ChainClient, type ClientOptions } from './clients.js';
+import { RegistryGateway } from './registry-gateway.js';
+
+export interface NetworkGateway {
+  network: NetworkName;
+  chainId: number;
+  client: ChainClient;
+  registry: RegistryGateway;
+  contracts: ContractAddresses;
+  registryDeployBlock: bigint;
+  /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
+  embedded: boolean;
+}
+
+export interface NetworkHealth {
+  network: NetworkName;
+  chainId: number;
+  up: boolean;
+  blockNumber: number | null;
+  registry: Address;
+  rpc: 'embedded' | 'external';
+  error?: string;
+}
+
+export interface NetworkSetup {
+  clientOptions: ClientOptions;
+  contracts: ContractAddresses;
+  registryDeployBlock: bigint;
+  embedded: boolean;
+}
+
+export function createNetworkGateway(network: NetworkName, setup: NetworkSetup): NetworkGateway {
+  const client = createChainClient(network, { ...setup.clientOptions, multicall: setup.contracts.multicall });
+  return {
+    network,
+    chainId: chainIdOf(network),
+    client,
+    registry: new RegistryGateway(client, setup.contracts.registry),
+    contracts: setup.contracts,
+    registryDeployBlock: setup.registryDeployBlock,
+    embedded: setup.embedded,
+  };
+}
+
+const HEALTH_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class ChainGateway {
+  constructor(private readonly networks: Record<NetworkName, NetworkGateway>) {}
+
+  /** The gateway of a network given by name or chain id; 400 for anything else. */
+  get(networkOrChainId: string | number): NetworkGateway {
+    return this.networks[resolveNetwork(networkOrChainId)];
+  }
+
+  all(): NetworkGateway[] {
+    return NETWORK_NAMES.map((name) => this.networks[name]);
+  }
+
+  /** Asks each chain for its id and latest block; a chain that fails or answers wrongly is reported down. */
+  health(): Promise<NetworkHealth[]> {
+    return Promise.all(
+      this.all().map(async (gateway): Promise<NetworkHealth> => {
+        const base = {
+          network: gateway.network,
+          chainId: gateway.chainId,
+          registry: gateway.contracts.registry,
+          rpc: gateway.embedded ? 'embedded' : 'external',
+        } as const;
+        try {
+          const [chainId, blockNumber] = await withTimeout(
+            Promise.all([gateway.client.getChainId(), gateway.client.getBlockNumber({ cacheTime: 0 })]),
+            HEALTH_TIMEOUT_MS,
+          );
+          if (chainId !== gateway.chainId) {
+            return { ...base, up: false, blockNumber: null, error: `RPC answers for chain ${chainId}` };
+          }
+          return { ...base, up: true, blockNumber: Number(blockNumber) };
+        } catch (error) {
+          const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+          return { ...base, up: false, blockNumber: null, error: message ?? 'unreachable' };
+        }
+      }),
+    );
+  }
+}

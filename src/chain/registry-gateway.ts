@@ -1,0 +1,157 @@
+// Typed reads of the agent registry. Everything here uses only functions the registry deployed on Celo
+// also has, so the same code serves Celo and our local chains.
+import type { Address, Hex } from 'viem';
+import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
+import type { ChainClient } from './clients.js';
+
+export interface AgentCredentials {
+  issuingState: string;
+  name: readonly string[];
+  idNumber: string;
+  nationality: string;
+  dateOfBirth: string;
+  gender: string;
+  expiryDate: string;
+  olderThan: bigint;
+  ofac: readonly [boolean, boolean, boolean];
+}
+
+/** One agent as the registry holds it. */
+export interface AgentRecord {
+  agentId: bigint;
+  owner: Address;
+  agentKey: Hex;
+  hasHumanProof: boolean;
+  humanNullifier: bigint;
+  proofProvider: Address;
+  /** Block number of the mint. */
+  registeredAtBlock: bigint;
+  /** Unix seconds; 0 when there is no proof. */
+  proofExpiresAt: bigint;
+  isProofFresh: boolean;
+  configId: Hex;
+  credentials: AgentCredentials;
+  metadata: string;
+}
+
+export interface ProviderInfo {
+  name: string;
+  verificationStrength: number;
+}
+
+export class RegistryGateway {
+  constructor(
+    private readonly client: ChainClient,
+    readonly address: Address,
+  ) {}
+
+  private get registry() {
+    return { address: this.address, abi: agentRegistryAbi } as const;
+  }
+
+  /** Everything about one agent in a single multicall (one RPC round trip); null if never minted or burned. */
+  async readAgent(agentId: bigint): Promise<AgentRecord | null> {
+    const args = [agentId] as const;
+    const [owner, agentKey, hasHumanProof, humanNullifier, proofProvider, registeredAt, expiresAt, fresh, configId, credentials, metadata] =
+      await this.client.multicall({
+        allowFailure: true,
+        contracts: [
+          { ...this.registry, functionName: 'ownerOf', args },
+          { ...this.registry, functionName: 'agentIdToAgentKey', args },
+          { ...this.registry, functionName: 'hasHumanProof', args },
+          { ...this.registry, functionName: 'getHumanNullifier', args },
+          { ...this.registry, functionName: 'getProofProvider', args },
+          { ...this.registry, functionName: 'agentRegisteredAt', args },
+          { ...this.registry, functionName: 'proofExpiresAt', args },
+          { ...this.registry, functionName: 'isProofFresh', args },
+          { ...this.registry, functionName: 'agentConfigId', args },
+          { ...this.registry, functionName: 'getAgentCredentials', args },
+          { ...this.registry, functionName: 'getAgentMetadata', args },
+        ],
+      });
+    // ownerOf reverts for an unminted or burned token: that is the one expected failure.
+    if (owner.status === 'failure') return null;
+    const value = <T>(result: { status: 'success'; result: T } | { status: 'failure'; error: Error }): T => {
+      if (result.status === 'failure') throw result.error;
+      return result.result;
+    };
+    const creds = value(credentials);
+    return {
+      agentId,
+      owner: owner.result,
+      agentKey: value(agentKey),
+      hasHumanProof: value(hasHumanProof),
+      humanNullifier: value(humanNullifier),
+      proofProvider: value(proofProvider),
+      registeredAtBlock: value(registeredAt),
+      proofExpiresAt: value(expiresAt),
+      isProofFresh: value(fresh),
+      configId: value(configId),
+      credentials: {
+        issuingState: creds.issuingState,
+        name: creds.name,
+        idNumber: creds.idNumber,
+        nationality: creds.nationality,
+        dateOfBirth: creds.dateOfBirth,
+        gender: creds.gender,
+        expiryDate: creds.expiryDate,
+        olderThan: creds.olderThan,
+        ofac: creds.ofac,
+      },
+      metadata: value(metadata),
+    };
+  }
+
+  /** The agent id of an agent key (padded address or raw Ed25519 key); 0n when unknown. */
+  agentIdOf(agentKey: Hex): Promise<bigint> {
+    return this.client.readContract({ ...this.registry, functionName: 'getAgentId', args: [agentKey] });
+  }
+
+  isVerifiedAgent(agentKey: Hex): Promise<boolean> {
+    return this.client.readContract({ ...this.registry, functionName: 'isVerifiedAgent', args: [agentKey] });
+  }
+
+  /** Nonce of the ECDSA registration challenge for an agent address. */
+  registrationNonce(agent: Address): Promise<bigint> {
+    return this.client.readContract({ ...this.registry, functionName: 'agentNonces', args: [agent] });
+  }
+
+  ed25519Nonce(publicKey: Hex): Promise<bigint> {
+    return this.client.readContract({ ...this.registry, functionName: 'ed25519Nonce', args: [publicKey] });
+  }
+
+  agentsForNullifier(nullifier: bigint): Promise<readonly bigint[]> {
+    return this.client.readContract({ ...this.registry, functionName: 'getAgentsForNullifier', args: [nullifier] });
+  }
+
+  agentCountForHuman(nullifier: bigint): Promise<bigint> {
+    return this.client.readContract({ ...this.registry, functionName: 'getAgentCountForHuman', args: [nullifier] });
+  }
+
+  /** The six hub config ids, index = config digit. */
+  async configIds(): Promise<readonly Hex[]> {
+    return this.client.multicall({
+      allowFailure: false,
+      contracts: [0n, 1n, 2n, 3n, 4n, 5n].map((i) => ({ ...this.registry, functionName: 'configIds', args: [i] }) as const),
+    });
+  }
+
+  selfProofProvider(): Promise<Address> {
+    return this.client.readContract({ ...this.registry, functionName: 'selfProofProvider' });
+  }
+
+  maxAgentsPerHuman(): Promise<bigint> {
+    return this.client.readContract({ ...this.registry, functionName: 'maxAgentsPerHuman' });
+  }
+
+  async providerInfo(provider: Address): Promise<ProviderInfo> {
+    const [name, strength] = await this.client.multicall({
+      allowFailure: false,
+      contracts: [
+        { address: provider, abi: humanProofProviderAbi, functionName: 'providerName' },
+        { address: provider, abi: humanProofProviderAbi, functionName: 'verificationStrength' },
+      ],
+    });
+    return { name, verificationStrength: Number(strength) };
+  }
+}

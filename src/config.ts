@@ -1,0 +1,103 @@
+// The one place where the environment is read: validated once at start into a typed Config.
+import { isAddress, type Address } from 'viem';
+import { z } from 'zod';
+import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
+import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
+
+/** A network served by an external RPC (Celo, or any node the operator runs). */
+export interface ExternalNetworkConfig {
+  kind: 'external';
+  rpcUrl: string;
+  contracts: ContractAddresses;
+  registryDeployBlock: bigint;
+}
+
+/** A network the service runs itself: an anvil under DATA_DIR with our own contracts. */
+export interface EmbeddedNetworkConfig {
+  kind: 'embedded';
+}
+
+export type NetworkConfig = ExternalNetworkConfig | EmbeddedNetworkConfig;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: string;
+  /** Public base URL of the service; derived from host and port when unset. */
+  publicUrl: string;
+  networks: Record<NetworkName, NetworkConfig>;
+}
+
+const address = z
+  .string()
+  .refine((value) => isAddress(value, { strict: false }), 'must be a 0x-prefixed 20-byte hex address')
+  .transform((value) => value as Address);
+
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const networkEnv = (prefix: string) => ({
+    [`${prefix}_RPC_URL`]: optional(z.url({ protocol: /^(https?|wss?)$/ })),
+    [`${prefix}_REGISTRY_ADDRESS`]: optional(address),
+    [`${prefix}_PROOF_PROVIDER_ADDRESS`]: optional(address),
+    [`${prefix}_HUB_ADDRESS`]: optional(address),
+    [`${prefix}_DEMO_VERIFIER_ADDRESS`]: optional(address),
+    [`${prefix}_MULTICALL_ADDRESS`]: optional(address),
+    [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: optional(z.coerce.bigint().nonnegative()),
+});
+
+const envSchema = z.object({
+  PORT: optional(z.coerce.number().int().min(0).max(65_535)).default(3000),
+  HOST: optional(z.string().min(1)).default('127.0.0.1'),
+  DATA_DIR: optional(z.string().min(1)).default('.data'),
+  LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
+  PUBLIC_URL: optional(z.url({ protocol: /^https?$/ })),
+  ...networkEnv('MAINNET'),
+  ...networkEnv('TESTNET'),
+});
+
+/** Every environment variable the service reads (documented in .env.example). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+
+function networkConfig(env: Record<string, unknown>, network: NetworkName): NetworkConfig {
+  const prefix = network.toUpperCase();
+  const read = <T>(name: string): T | undefined => env[`${prefix}_${name}`] as T | undefined;
+  const rpcUrl = read<string>('RPC_URL');
+  if (rpcUrl === undefined) return { kind: 'embedded' };
+  const defaults = CELO_DEPLOYMENTS[network];
+  return {
+    kind: 'external',
+    rpcUrl,
+    contracts: {
+      registry: read<Address>('REGISTRY_ADDRESS') ?? defaults.registry,
+      proofProvider: read<Address>('PROOF_PROVIDER_ADDRESS') ?? defaults.proofProvider,
+      hub: read<Address>('HUB_ADDRESS') ?? defaults.hub,
+      demoVerifier: read<Address>('DEMO_VERIFIER_ADDRESS') ?? defaults.demoVerifier,
+      multicall: read<Address>('MULTICALL_ADDRESS') ?? defaults.multicall,
+    },
+    registryDeployBlock: read<bigint>('REGISTRY_DEPLOY_BLOCK') ?? defaults.registryDeployBlock,
+  };
+}
+
+/** Reads and validates the environment; throws one error naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const values = parsed.data as Record<string, unknown> & z.infer<typeof envSchema>;
+  const displayHost = values.HOST === '0.0.0.0' || values.HOST === '::' ? 'localhost' : values.HOST;
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    dataDir: values.DATA_DIR,
+    logLevel: values.LOG_LEVEL,
+    publicUrl: (values.PUBLIC_URL ?? `http://${displayHost}:${values.PORT}`).replace(/\/+$/, ''),
+    networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<
+      NetworkName,
+      NetworkConfig
+    >,
+  };
+}

@@ -1,0 +1,29 @@
+import { badRequest } from './errors.js';
+
+/** The two networks of the interface; every endpoint that takes a chainId accepts only these. */
+export const NETWORKS = {
+  mainnet: { chainId: 42220, label: 'Celo' },
+  testnet: { chainId: 11142220, label: 'Celo Sepolia' },
+} as const;
+
+export type NetworkName = keyof typeof NETWORKS;
+export type ChainId = (typeof NETWORKS)[NetworkName]['chainId'];
+
+export const NETWORK_NAMES = Object.keys(NETWORKS) as NetworkName[];
+export const DEFAULT_NETWORK: NetworkName = 'mainnet';
+
+/**
+ * Maps a network name or chain id (number or decimal text) to the network, and refuses everything else,
+ * including the deprecated testnet 44787.
+ */
+export function resolveNetwork(value: string | number): NetworkName {
+  for (const name of NETWORK_NAMES) {
+    const { chainId } = NETWORKS[name];
+    if (value === name || value === chainId || value === String(chainId)) return name;
+  }
+  throw badRequest(
+    `Unsupported network ${JSON.stringify(value)}: use "mainnet" (chain id 42220) or "testnet" (chain id 11142220)`,
+  );
+}
+
+export const chainIdOf = (network: NetworkName): ChainId => NETWORKS[network].chainId;

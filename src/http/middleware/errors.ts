@@ -1,0 +1,33 @@
+// The one place where failures become HTTP answers: always {"error": "..."}, never a stack trace.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ServiceError } from '../../core/errors.js';
+
+/** Errors raised by express's body parser carry the status they mean. */
+interface HttpParserError extends Error {
+  status?: number;
+  type?: string;
+}
+
+const PARSER_MESSAGES: Record<string, string> = {
+  'entity.parse.failed': 'Request body is not valid JSON',
+  'entity.too.large': 'Request body is too large',
+  'encoding.unsupported': 'Request body encoding is not supported',
+};
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ error: `No endpoint ${req.method} ${req.path}; see /.well-known/self-agent-id.json` });
+};
+
+export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+  if (error instanceof ServiceError) {
+    res.status(error.status).json({ error: error.message });
+    return;
+  }
+  const parserError = error as HttpParserError;
+  if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+    res.status(parserError.status).json({ error: PARSER_MESSAGES[parserError.type ?? ''] ?? parserError.message });
+    return;
+  }
+  req.log.error({ err: error }, 'request failed');
+  res.status(500).json({ error: 'Internal server error' });
+};

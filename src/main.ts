@@ -1,0 +1,123 @@
+// Composition root: configuration -> chains (embedded anvil or external RPC) -> gateway -> HTTP.
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
+import type { DevChain } from './chain/devchain.js';
+import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
+import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
+import { loadConfig, type Config } from './config.js';
+import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
+import { createApp } from './http/app.js';
+import { createLogger } from './logger.js';
+
+export { createApp } from './http/app.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export interface RunningService {
+  server: Server;
+  url: string;
+  chains: ChainGateway;
+  stop(): Promise<void>;
+}
+
+async function setUpNetworks(
+  config: Config,
+  logger: Logger,
+  devChains: DevChain[],
+): Promise<Record<NetworkName, NetworkGateway>> {
+  const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
+  const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
+  if (devAccounts?.created) {
+    logger.info({ dataDir: config.dataDir }, 'generated the local chains\' operator, attester and identity-app keys in DATA_DIR');
+  }
+  const setups = await Promise.all(
+    NETWORK_NAMES.map(async (network): Promise<[NetworkName, NetworkSetup]> => {
+      const networkConfig = config.networks[network];
+      if (networkConfig.kind === 'external') {
+        return [network, { clientOptions: { rpcUrl: networkConfig.rpcUrl }, contracts: networkConfig.contracts, registryDeployBlock: networkConfig.registryDeployBlock, embedded: false }];
+      }
+      const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts);
+      devChains.push(started.chain);
+      logger.info(
+        { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
+        started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
+      );
+      return [network, { clientOptions: started.clientOptions, contracts: started.deployment.contracts, registryDeployBlock: started.deployment.registryDeployBlock, embedded: true }];
+    }),
+  );
+  return Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, setup)])) as Record<
+    NetworkName,
+    NetworkGateway
+  >;
+}
+
+function describe(url: string, chains: ChainGateway): string {
+  const lines = [`Agent identity registry listening on ${url}`];
+  for (const gateway of chains.all()) {
+    const source = gateway.embedded ? 'local anvil' : 'external RPC';
+    const celo = CELO_DEPLOYMENTS[gateway.network].registry === gateway.contracts.registry ? ' (Celo deployment)' : '';
+    lines.push(`  ${gateway.network} chain ${gateway.chainId} (${source})${celo}`);
+    for (const [name, address] of Object.entries(gateway.contracts)) lines.push(`    ${name.padEnd(14)} ${address}`);
+  }
+  return lines.join('\n');
+}
+
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  const devChains: DevChain[] = [];
+  const stopChains = (): Promise<unknown> => Promise.all(devChains.map((chain) => chain.stop()));
+  try {
+    const chains = new ChainGateway(await setUpNetworks(config, logger, devChains));
+    const app = createApp({ chains, logger, version });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const listening = app.listen(config.port, config.host, () => resolve(listening));
+      listening.once('error', reject);
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const url = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await stopChains();
+      })();
+      return stopping;
+    };
+    return { server, url, chains, stop };
+  } catch (error) {
+    await stopChains();
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const service = await startService(config, logger);
+  console.log(describe(service.url, service.chains));
+
+  const shutdown = (reason: string, code: number) => {
+    logger.info({ reason }, 'shutting down');
+    void service.stop().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => shutdown('SIGINT', 0));
+  process.once('SIGTERM', () => shutdown('SIGTERM', 0));
+  process.once('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    shutdown('uncaught exception', 1);
+  });
+  process.once('unhandledRejection', (error) => {
+    logger.fatal({ err: error }, 'unhandled rejection');
+    shutdown('unhandled rejection', 1);
+  });
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

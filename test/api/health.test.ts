@@ -1,0 +1,98 @@
+import { createServer } from 'node:net';
+import request from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
+import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
+
+/** A loopback port with nothing listening on it: a chain that is down. */
+async function deadRpcUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+const logger = createLogger('silent');
+
+describe('GET /api/health', () => {
+  let mainnet: TestSystem;
+  let testnet: TestSystem;
+
+  beforeAll(async () => {
+    [mainnet, testnet] = await Promise.all([deployTestSystem('mainnet'), deployTestSystem('testnet')]);
+  });
+
+  it('answers 200 with chain id, latest block and registry of both networks', async () => {
+    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: testnet.gateway });
+    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body.status).toBe('ok');
+    expect(res.body.version).toBe('1.2.3');
+    const latest = Number(await testnet.client.getBlockNumber({ cacheTime: 0 }));
+    expect(res.body.networks).toEqual([
+      expect.objectContaining({ network: 'mainnet', chainId: 42220, up: true, registry: mainnet.deployment.contracts.registry }),
+      expect.objectContaining({ network: 'testnet', chainId: 11142220, up: true, registry: testnet.deployment.contracts.registry }),
+    ]);
+    expect(res.body.networks[1].blockNumber).toBeGreaterThanOrEqual(latest);
+  });
+
+  it('answers 503 and names the network whose chain does not answer', async () => {
+    const dead = createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl: await deadRpcUrl(), ...LOCAL },
+      contracts: testnet.deployment.contracts,
+      registryDeployBlock: 0n,
+      embedded: false,
+    });
+    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: dead });
+    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe('degraded');
+    expect(res.body.networks[0]).toMatchObject({ network: 'mainnet', up: true });
+    expect(res.body.networks[1]).toMatchObject({ network: 'testnet', up: false, blockNumber: null, rpc: 'external' });
+    expect(typeof res.body.networks[1].error).toBe('string');
+  });
+
+  it('reports a chain that answers with the wrong chain id as down', async () => {
+    // the mainnet anvil (42220) configured as the testnet network
+    const wrong = createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl: mainnet.rpcUrl, ...LOCAL },
+      contracts: testnet.deployment.contracts,
+      registryDeployBlock: 0n,
+      embedded: false,
+    });
+    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: wrong });
+    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+
+    expect(res.status).toBe(503);
+    expect(res.body.networks[1]).toMatchObject({ up: false, error: 'RPC answers for chain 42220' });
+  });
+});
+
+describe('unknown paths and bad bodies', () => {
+  let chains: ChainGateway;
+  beforeAll(async () => {
+    const system = await deployTestSystem('testnet');
+    chains = new ChainGateway({ mainnet: system.gateway, testnet: system.gateway });
+  });
+
+  it('answers 404 with an error body for an unknown /api path', async () => {
+    const res = await request(createApp({ chains, logger, version: '0' })).get('/api/no/such/thing');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: expect.stringContaining('GET /api/no/such/thing') });
+  });
+
+  it('answers 400 with an error body for malformed JSON', async () => {
+    const res = await request(createApp({ chains, logger, version: '0' }))
+      .post('/api/anything')
+      .set('content-type', 'application/json')
+      .send('{"mode": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
+  });
+});

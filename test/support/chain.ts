@@ -1,0 +1,43 @@
+// A freshly deployed contract set on the run's anvil, owned by an account of this test file alone.
+import { inject } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createChainClient, createChainWallet, type ChainClient, type ChainWallet } from '../../src/chain/clients.js';
+import { deployContracts, type Deployment } from '../../src/chain/deploy.js';
+import { fund } from '../../src/chain/embedded.js';
+import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
+import type { NetworkName } from '../../src/core/networks.js';
+
+export interface TestSystem {
+  network: NetworkName;
+  rpcUrl: string;
+  client: ChainClient;
+  /** Deployer, owner of the hub and holder of the registry's roles. */
+  operator: ChainWallet;
+  attester: PrivateKeyAccount;
+  deployment: Deployment;
+  gateway: NetworkGateway;
+  /** A new funded wallet on this chain. */
+  newWallet(): Promise<ChainWallet>;
+}
+
+export const LOCAL = { timeoutMs: 5_000, pollingIntervalMs: 20 } as const;
+
+export async function deployTestSystem(network: NetworkName = 'testnet'): Promise<TestSystem> {
+  const rpcUrl = inject('rpc')[network];
+  const client = createChainClient(network, { rpcUrl, ...LOCAL });
+  const newWallet = async (): Promise<ChainWallet> => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await fund(client, account.address);
+    return createChainWallet(network, account, { rpcUrl, ...LOCAL });
+  };
+  const operator = await newWallet();
+  const attester = privateKeyToAccount(generatePrivateKey());
+  const deployment = await deployContracts({ client, wallet: operator, attester: attester.address });
+  const gateway = createNetworkGateway(network, {
+    clientOptions: { rpcUrl, ...LOCAL },
+    contracts: deployment.contracts,
+    registryDeployBlock: deployment.registryDeployBlock,
+    embedded: true,
+  });
+  return { network, rpcUrl, client, operator, attester, deployment, gateway, newWallet };
+}
