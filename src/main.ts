@@ -19,6 +19,8 @@ export interface RunningService {
   server: Server;
   url: string;
   chains: ChainGateway;
+  /** The anvil processes this service started (empty when every network has an external RPC). */
+  devChains: readonly DevChain[];
   stop(): Promise<void>;
 }
 
@@ -32,11 +34,13 @@ async function setUpNetworks(
   if (devAccounts?.created) {
     logger.info({ dataDir: config.dataDir }, 'generated the local chains\' operator, attester and identity-app keys in DATA_DIR');
   }
-  const setups = await Promise.all(
+  // allSettled, not all: when one chain fails to start, the other must still be known so it can be stopped.
+  const results = await Promise.allSettled(
     NETWORK_NAMES.map(async (network): Promise<[NetworkName, NetworkSetup]> => {
       const networkConfig = config.networks[network];
       if (networkConfig.kind === 'external') {
-        return [network, { clientOptions: { rpcUrl: networkConfig.rpcUrl }, contracts: networkConfig.contracts, registryDeployBlock: networkConfig.registryDeployBlock, embedded: false }];
+        const { rpcUrl, contracts, registryDeployBlock } = networkConfig;
+        return [network, { clientOptions: { rpcUrl }, contracts, registryDeployBlock, embedded: false }];
       }
       const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts);
       devChains.push(started.chain);
@@ -44,9 +48,13 @@ async function setUpNetworks(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
       );
-      return [network, { clientOptions: started.clientOptions, contracts: started.deployment.contracts, registryDeployBlock: started.deployment.registryDeployBlock, embedded: true }];
+      const { contracts, registryDeployBlock } = started.deployment;
+      return [network, { clientOptions: started.clientOptions, contracts, registryDeployBlock, embedded: true }];
     }),
   );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const setups = results.map((r) => (r as PromiseFulfilledResult<[NetworkName, NetworkSetup]>).value);
   return Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, setup)])) as Record<
     NetworkName,
     NetworkGateway
@@ -86,7 +94,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       })();
       return stopping;
     };
-    return { server, url, chains, stop };
+    return { server, url, chains, devChains, stop };
   } catch (error) {
     await stopChains();
     throw error;

@@ -24,7 +24,9 @@ pragma solidity ^0.8.28;
 //       userContextHash = sha256(userContextData without the leading configId)
 //                       = sha256(destChainId || userIdentifier || userDefinedData)  (what Hub V2 binds through
 //                         the proof's user-identifier public signal, minus its ripemd160 step)
-//       outputHash      = keccak256(abi.encode(output)) of the output as delivered, i.e. after the overwrite.
+//       outputHash      = keccak256(abi.encode(output)) after that overwrite of attestationId and
+//                         userIdentifier. After the checks the hub sets output.olderThan to the config's
+//                         threshold (as Hub V2 does) before delivering it.
 
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
@@ -190,7 +192,10 @@ contract LocalIdentityHub is IIdentityVerificationHubV2, Ownable, EIP712 {
         output.userIdentifier = req.userIdentifier;
 
         address attester = _checkAttestation(req, output, mockDocument, currentDate, sig);
-        _checkDisclosure(_configs[req.configId], output);
+        SelfStructs.VerificationConfigV2 storage config = _configs[req.configId];
+        _checkDisclosure(config, output);
+        // Like Hub V2, report the config's threshold rather than the age the document proved.
+        output.olderThan = config.olderThan;
         if (req.destChainId != block.chainid) revert CrossChainIsNotSupportedYet();
 
         emit DisclosureVerified(

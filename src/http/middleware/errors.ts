@@ -15,7 +15,7 @@ const PARSER_MESSAGES: Record<string, string> = {
 };
 
 export const notFoundHandler: RequestHandler = (req, res) => {
-  res.status(404).json({ error: `No endpoint ${req.method} ${req.path}; see /.well-known/self-agent-id.json` });
+  res.status(404).json({ error: `No endpoint ${req.method} ${req.originalUrl.split('?')[0]}` });
 };
 
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {

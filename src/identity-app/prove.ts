@@ -1,0 +1,125 @@
+// Plays the human on a test network: builds the mock-document disclosure, has it attested, and submits it
+// through the registry's verifySelfProof exactly as Self's relayer does on Celo (never a direct hub call).
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from 'viem';
+import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
+import type { ChainClient, ChainWallet } from '../chain/clients.js';
+import { attestDisclosure, proofPayload, userContextData } from './attestation.js';
+import { buildDisclosureOutput } from './disclosure-output.js';
+import { attestationIdOf, mockDocumentFor, type MockDocument } from './document.js';
+import type { ProofRequest } from './request.js';
+
+/** The registry's functions plus the hub's errors, so reverts from either decode by name. */
+const verifyAbi = [...agentRegistryAbi, ...localIdentityHubAbi.filter((item) => item.type === 'error')] as const;
+
+export interface ProveOptions {
+  client: ChainClient;
+  /** A funded account that sends the transaction (the relayer's role). */
+  wallet: ChainWallet;
+  /** The document attester the hub trusts. */
+  attester: LocalAccount;
+  request: ProofRequest;
+  /** The document the human "scans"; default: a mock passport of its own for the request's userId. */
+  document?: MockDocument;
+  /** The hub the attestation is for; default: the registry's hubV2(). */
+  hub?: Address;
+  /** The proof's current date; default: the latest block's timestamp (so chains with shifted time work). */
+  now?: Date;
+}
+
+export interface RevertInfo {
+  name: string;
+  args: readonly unknown[];
+}
+
+export type ProveResult =
+  | { status: 'submitted'; txHash: Hex; blockNumber: bigint; nullifier: bigint; attestationId: Hex }
+  | { status: 'reverted'; reason: string; error: RevertInfo; txHash?: Hex };
+
+function formatArg(value: unknown): string {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** The custom error (name and args) behind a failed call, or the error's short message when it has none. */
+export function decodeRevert(error: unknown): RevertInfo {
+  if (error instanceof BaseError) {
+    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+    if (reverted instanceof ContractFunctionRevertedError) {
+      if (reverted.data) return { name: reverted.data.errorName, args: reverted.data.args ?? [] };
+      if (reverted.signature) return { name: reverted.signature, args: [] };
+      return { name: reverted.reason ?? 'unknown revert', args: [] };
+    }
+    return { name: error.shortMessage, args: [] };
+  }
+  return { name: error instanceof Error ? error.message : String(error), args: [] };
+}
+
+const describeRevert = (info: RevertInfo): string => `${info.name}(${info.args.map(formatArg).join(', ')})`;
+
+export async function prove(options: ProveOptions): Promise<ProveResult> {
+  const { client, wallet, attester, request } = options;
+  const registry = request.registry;
+  const [chainId, scope, hub, now] = await Promise.all([
+    client.getChainId(),
+    client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'scope' }),
+    options.hub ?? client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'hubV2' }),
+    options.now ?? client.getBlock().then((block) => new Date(Number(block.timestamp) * 1000)),
+  ]);
+
+  const document = options.document ?? mockDocumentFor(request.userId);
+  const attestationId = attestationIdOf(document.documentType);
+  const context = userContextData({
+    destChainId: request.chainId,
+    userId: request.userId,
+    userDefinedData: request.userDefinedData,
+  });
+  const output = buildDisclosureOutput({
+    document,
+    requested: request.disclosures,
+    scope,
+    userIdentifier: BigInt(request.userId),
+    now,
+  });
+  const proof = await attestDisclosure(attester, {
+    hub,
+    chainId, // the attester signs for the hub on the chain it runs on; destChainId is the request's
+    scope,
+    attestationId,
+    userContextData: context,
+    output,
+    mockDocument: document.mock ?? true,
+    currentDate: BigInt(Math.floor(now.getTime() / 1000)),
+  });
+
+  const call = {
+    address: registry,
+    abi: verifyAbi,
+    functionName: 'verifySelfProof',
+    args: [proofPayload(attestationId, proof), context],
+    account: wallet.account,
+  } as const;
+  try {
+    await client.simulateContract(call);
+  } catch (error) {
+    const info = decodeRevert(error);
+    return { status: 'reverted', reason: describeRevert(info), error: info };
+  }
+  const txHash = await wallet.writeContract({ ...call, chain: wallet.chain });
+  const receipt = await client.waitForTransactionReceipt({ hash: txHash });
+  if (receipt.status !== 'success') {
+    // Simulated fine but reverted when mined (the state moved in between): replay to name the error.
+    const info = await client.simulateContract(call).then(
+      (): RevertInfo => ({ name: 'transaction reverted', args: [] }),
+      decodeRevert,
+    );
+    return { status: 'reverted', reason: describeRevert(info), error: info, txHash };
+  }
+  return { status: 'submitted', txHash, blockNumber: receipt.blockNumber, nullifier: output.nullifier, attestationId };
+}

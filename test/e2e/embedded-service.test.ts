@@ -1,0 +1,183 @@
+// The embedded default as a user runs it: local chains started by the service, contracts deployed on the
+// first start and reused after a restart, and no chain process left behind when the service stops.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createChainWallet } from '../../src/chain/clients.js';
+import { loadDevAccounts } from '../../src/chain/embedded.js';
+import { loadConfig } from '../../src/config.js';
+import { addressAgentKey } from '../../src/core/agent-key.js';
+import { linkedRegistrationData } from '../../src/core/registration-data.js';
+import { prove } from '../../src/identity-app/index.js';
+import { createLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/main.js';
+
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'registry-e2e-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** Running and not a zombie waiting to be reaped. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : '';
+  return !/^\d+ \(.*\) Z/.test(stat);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('embedded default, in process', () => {
+  const logger = createLogger('silent');
+
+  it('deploys on first start, keeps agents and addresses across a restart, and stops its chains', async () => {
+    const dataDir = tempDir();
+    const config = { ...loadConfig({ DATA_DIR: dataDir, PORT: '0' }) };
+
+    const first: RunningService = await startService(config, logger);
+    const health = await fetch(`${first.url}/api/health`);
+    expect(health.status).toBe(200);
+    const { networks } = (await health.json()) as { networks: { chainId: number; up: boolean }[] };
+    expect(networks.map((n) => [n.chainId, n.up])).toEqual([
+      [42220, true],
+      [11142220, true],
+    ]);
+
+    // register an agent on testnet the way the identity app does
+    const testnet = first.chains.get('testnet');
+    const { accounts } = loadDevAccounts(dataDir);
+    const relayer = createChainWallet('testnet', accounts.identityApp, { rpcUrl: testnet.client.transport.url as string });
+    const human = privateKeyToAccount(generatePrivateKey()).address;
+    const agent = privateKeyToAccount(generatePrivateKey());
+    const userDefinedData = await linkedRegistrationData(agent, human, {
+      chainId: testnet.chainId,
+      registry: testnet.contracts.registry,
+      nonce: 0n,
+      configIndex: 0,
+    });
+    const result = await prove({
+      client: testnet.client,
+      wallet: relayer,
+      attester: accounts.attester,
+      request: { registry: testnet.contracts.registry, chainId: testnet.chainId, scopeSeed: 'self-agent-id', userId: human, userDefinedData, disclosures: { minimumAge: 0, ofac: false } },
+    });
+    expect(result.status).toBe('submitted');
+    const agentId = await testnet.registry.agentIdOf(addressAgentKey(agent.address));
+    expect(agentId).toBe(1n);
+
+    const addresses = first.chains.all().map((n) => n.contracts);
+    const pids = first.devChains.map((chain) => chain.pid);
+    expect(pids.every(isAlive)).toBe(true);
+    await first.stop();
+    expect(pids.some(isAlive)).toBe(false);
+
+    const second = await startService(config, logger);
+    try {
+      expect(second.chains.all().map((n) => n.contracts)).toEqual(addresses);
+      const again = second.chains.get('testnet');
+      expect(await again.registry.agentIdOf(addressAgentKey(agent.address))).toBe(1n);
+      const record = await again.registry.readAgent(1n);
+      expect(record?.owner).toBe(human);
+      expect(record?.hasHumanProof).toBe(true);
+    } finally {
+      await second.stop();
+    }
+    expect(second.devChains.map((c) => c.pid).some(isAlive)).toBe(false);
+  });
+
+  it('starts no chain for a network with an RPC URL, and reports it down when that RPC does not answer', async () => {
+    const port = await freePort();
+    const config = loadConfig({ DATA_DIR: tempDir(), PORT: '0', MAINNET_RPC_URL: `http://127.0.0.1:${port}` });
+    const service = await startService(config, logger);
+    try {
+      expect(service.devChains.map((c) => c.chainId)).toEqual([11142220]);
+      const res = await fetch(`${service.url}/api/health`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { networks: { network: string; up: boolean; rpc: string }[] };
+      expect(body.networks).toEqual([
+        expect.objectContaining({ network: 'mainnet', up: false, rpc: 'external' }),
+        expect.objectContaining({ network: 'testnet', up: true, rpc: 'embedded' }),
+      ]);
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('npm start as a process', () => {
+  interface Started {
+    stdout: () => string;
+    exited: Promise<number | null>;
+    signal: (s: NodeJS.Signals) => void;
+  }
+
+  function start(dataDir: string, port: number): Started {
+    const child = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main.ts'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { stdout: () => out, exited, signal: (s) => child.kill(s) };
+  }
+
+  async function waitHealthy(port: number, started: Started): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => undefined);
+      if (res?.status === 200) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`not healthy in time:\n${started.stdout()}`);
+  }
+
+  const anvilPids = (dataDir: string): number[] =>
+    ['mainnet', 'testnet'].map((n) => Number(readFileSync(join(dataDir, 'chains', n, 'anvil.pid'), 'utf8')));
+
+  it('prints URL, chain ids and addresses, reuses them on restart, and leaves no anvil after SIGINT or SIGTERM', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+
+    const first = start(dataDir, port);
+    await waitHealthy(port, first);
+    const banner = first.stdout();
+    expect(banner).toContain(`listening on http://127.0.0.1:${port}`);
+    expect(banner).toMatch(/mainnet chain 42220 \(local anvil\)/);
+    expect(banner).toMatch(/testnet chain 11142220 \(local anvil\)/);
+    const registries = [...banner.matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]);
+    expect(registries).toHaveLength(2);
+    const firstPids = anvilPids(dataDir);
+    expect(firstPids.every(isAlive)).toBe(true);
+
+    first.signal('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(firstPids.some(isAlive)).toBe(false);
+
+    const second = start(dataDir, port);
+    await waitHealthy(port, second);
+    expect([...second.stdout().matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1])).toEqual(registries);
+    const secondPids = anvilPids(dataDir);
+
+    second.signal('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(secondPids.some(isAlive)).toBe(false);
+  }, 90_000);
+});
