@@ -47,7 +47,8 @@ function transport(options: ClientOptions): Transport {
     batch: { wait: 0 },
     timeout: options.timeoutMs ?? 10_000,
     retryCount: 1,
-    ...(onRequest ? { onFetchRequest: () => onRequest() } : {}),
+    // viem treats a value returned from onFetchRequest as a replacement request: return nothing.
+    ...(onRequest ? { onFetchRequest: (): void => void onRequest() } : {}),
   });
 }
 

@@ -1,7 +1,7 @@
 // Deploys our contract set on a chain we run ourselves: the local identity hub, the registry (which
 // registers its six verification configs on the hub), the proof provider, the demo verifier and a batch
 // reader for multicall.
-import { keccak256, type Abi, type Address, type Hex } from 'viem';
+import { getAddress, keccak256, type Abi, type Address, type Hex } from 'viem';
 import {
   agentDemoVerifierAbi,
   agentDemoVerifierBytecode,
@@ -49,7 +49,7 @@ async function deploy(
   const hash = await wallet.deployContract({ abi, bytecode, args });
   const receipt = await client.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`deployment reverted (${hash})`);
-  return { address: receipt.contractAddress, blockNumber: receipt.blockNumber };
+  return { address: getAddress(receipt.contractAddress), blockNumber: receipt.blockNumber };
 }
 
 export interface DeployOptions {

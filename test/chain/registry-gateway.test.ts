@@ -1,0 +1,63 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createNetworkGateway } from '../../src/chain/gateway.js';
+import { addressAgentKey } from '../../src/core/agent-key.js';
+import { registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
+
+describe('RegistryGateway', () => {
+  let system: TestSystem;
+  let registered: RegisteredAgent;
+
+  beforeAll(async () => {
+    system = await deployTestSystem('testnet');
+    registered = await registerLinked(system, { minimumAge: 18, ofac: true });
+  });
+
+  it('reads everything about an agent in one RPC round trip', async () => {
+    let requests = 0;
+    const counted = createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl: inject('rpc').testnet, ...LOCAL, onRequest: () => requests++ },
+      contracts: system.deployment.contracts,
+      registryDeployBlock: system.deployment.registryDeployBlock,
+      embedded: true,
+    });
+    const record = await counted.registry.readAgent(registered.agentId);
+    expect(requests).toBe(1);
+
+    const block = await system.client.getTransactionReceipt({ hash: registered.txHash });
+    expect(record).toMatchObject({
+      agentId: registered.agentId,
+      owner: registered.human,
+      agentKey: addressAgentKey(registered.agent.address),
+      hasHumanProof: true,
+      humanNullifier: registered.nullifier,
+      proofProvider: system.deployment.contracts.proofProvider,
+      registeredAtBlock: block.blockNumber,
+      isProofFresh: true,
+      metadata: '',
+    });
+    expect(record!.proofExpiresAt).toBeGreaterThan(BigInt(Math.floor(Date.now() / 1000)));
+    expect(record!.credentials.olderThan).toBe(18n);
+    expect(record!.credentials.ofac).toEqual([true, true, true]);
+    const configIds = await system.gateway.registry.configIds();
+    expect(record!.configId).toBe(configIds[4]);
+  });
+
+  it('answers null for an agent id that was never minted', async () => {
+    expect(await system.gateway.registry.readAgent(999n)).toBeNull();
+  });
+
+  it('reads keys, nonces, counts and the provider', async () => {
+    const { registry } = system.gateway;
+    expect(await registry.agentIdOf(registered.agentKey)).toBe(registered.agentId);
+    expect(await registry.isVerifiedAgent(registered.agentKey)).toBe(true);
+    expect(await registry.registrationNonce(registered.agent.address)).toBe(1n);
+    expect(await registry.agentsForNullifier(registered.nullifier)).toEqual([registered.agentId]);
+    expect(await registry.agentCountForHuman(registered.nullifier)).toBe(1n);
+    expect(await registry.maxAgentsPerHuman()).toBe(1n);
+    const provider = await registry.selfProofProvider();
+    expect(provider).toBe(system.deployment.contracts.proofProvider);
+    expect(await registry.providerInfo(provider)).toEqual({ name: 'self', verificationStrength: 100 });
+  });
+});
