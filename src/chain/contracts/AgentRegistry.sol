@@ -64,13 +64,17 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
     bytes1 private constant ACTION_REFRESH = "F";
     bytes1 private constant ACTION_IDENTIFY = "I";
 
-    // Minimum userData lengths per action (trailing bytes are ignored).
-    uint256 private constant ADVANCED_REGISTER_LENGTH = 172; // K c agent40 r64 s64 v2
-    uint256 private constant ADVANCED_DEREGISTER_LENGTH = 42; // X c agent40
-    uint256 private constant WALLET_FREE_REGISTER_LENGTH = 212; // W c agent40 guardian40 r64 s64 v2
-    uint256 private constant ED25519_REGISTER_LENGTH = 554; // E c pubkey64 r64 s64 extKpub(5x64) guardian40
-    uint256 private constant REFRESH_BINARY_LENGTH = 34; // F c agentId(32 raw bytes)
-    uint256 private constant REFRESH_HEX_LENGTH = 66; // F c agentId(64 hex)
+    // Hex characters after the action and config bytes (trailing bytes are ignored). The decoded payloads are
+    // read at fixed byte offsets: K = agent 20 | r 32 | s 32 | v 1; X = agent 20;
+    // W = agent 20 | guardian 20 | r 32 | s 32 | v 1;
+    // E = pubkey 32 | sigR 32 | sigS 32 | extKpub[0..3] 128 | extKpub[4] 32 | guardian 20; F = agentId 32.
+    uint256 private constant ADVANCED_REGISTER_HEX = 170;
+    uint256 private constant ADVANCED_DEREGISTER_HEX = 40;
+    uint256 private constant WALLET_FREE_REGISTER_HEX = 210;
+    uint256 private constant ED25519_REGISTER_HEX = 552;
+    uint256 private constant REFRESH_HEX = 64;
+    /// @dev F as deployed: action, config, then the agentId as 32 raw big-endian bytes.
+    uint256 private constant REFRESH_BINARY_LENGTH = 34;
 
     // ------------------------------------------------------------------ events and errors
 
@@ -234,21 +238,19 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         } else if (action == ACTION_DEREGISTER) {
             _deregisterFromHub(human, out.nullifier);
         } else if (action == ACTION_REGISTER_ADVANCED) {
-            if (userData.length < ADVANCED_REGISTER_LENGTH) revert InvalidUserData();
-            address agent = _hexAddress(userData, 2);
-            _consumeEcdsaChallenge(userData, 42, agent, human);
+            bytes memory payload = _hexPayload(userData, ADVANCED_REGISTER_HEX);
+            address agent = _addressAt(payload, 0);
+            _consumeEcdsaChallenge(payload, 20, agent, human);
             _registerFromHub(out, configId, _addressKey(agent), human, address(0));
         } else if (action == ACTION_DEREGISTER_ADVANCED) {
-            if (userData.length < ADVANCED_DEREGISTER_LENGTH) revert InvalidUserData();
-            _deregisterFromHub(_hexAddress(userData, 2), out.nullifier);
+            _deregisterFromHub(_addressAt(_hexPayload(userData, ADVANCED_DEREGISTER_HEX), 0), out.nullifier);
         } else if (action == ACTION_REGISTER_WALLET_FREE) {
-            if (userData.length < WALLET_FREE_REGISTER_LENGTH) revert InvalidUserData();
-            address agent = _hexAddress(userData, 2);
-            address guardian = _hexAddress(userData, 42);
-            _consumeEcdsaChallenge(userData, 82, agent, human);
-            _registerFromHub(out, configId, _addressKey(agent), agent, guardian);
+            bytes memory payload = _hexPayload(userData, WALLET_FREE_REGISTER_HEX);
+            address agent = _addressAt(payload, 0);
+            _consumeEcdsaChallenge(payload, 40, agent, human);
+            _registerFromHub(out, configId, _addressKey(agent), agent, _addressAt(payload, 20));
         } else if (action == ACTION_REGISTER_ED25519) {
-            _registerEd25519(out, configId, userData, human);
+            _registerEd25519(out, configId, _hexPayload(userData, ED25519_REGISTER_HEX), human);
         } else if (action == ACTION_REFRESH) {
             _refresh(_refreshTarget(userData), out, configId);
         } else if (action == ACTION_IDENTIFY) {
@@ -258,12 +260,13 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         }
     }
 
-    /// @dev Checks the agent's EIP-191 signature over the registration challenge (r, s, v as hex at `sigOffset`)
-    /// and consumes its nonce. The challenge binds human, chain, registry and nonce, so it cannot be replayed.
-    function _consumeEcdsaChallenge(bytes memory data, uint256 sigOffset, address agent, address human) private {
-        bytes32 r = _hexWord(data, sigOffset);
-        bytes32 s = _hexWord(data, sigOffset + 64);
-        uint8 v = uint8(_hex(data, sigOffset + 128, 2));
+    /// @dev Checks the agent's EIP-191 signature over the registration challenge (r 32 | s 32 | v 1 at
+    /// `sigOffset` of the decoded payload) and consumes its nonce. The challenge binds human, chain, registry and
+    /// nonce, so it cannot be replayed.
+    function _consumeEcdsaChallenge(bytes memory payload, uint256 sigOffset, address agent, address human) private {
+        bytes32 r = _wordAt(payload, sigOffset);
+        bytes32 s = _wordAt(payload, sigOffset + 32);
+        uint8 v = uint8(payload[sigOffset + 64]);
         uint256 nonce = agentNonces[agent];
         bytes32 challenge =
             keccak256(abi.encodePacked(ECDSA_CHALLENGE_PREFIX, human, block.chainid, address(this), nonce));
@@ -273,23 +276,21 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         agentNonces[agent] = nonce + 1;
     }
 
-    /// @dev "E": the agent key is a raw Ed25519 public key; the NFT goes to an address derived from it.
+    /// @dev "E": the agent key is the raw Ed25519 public key; the NFT goes to the address derived from it (low 20
+    /// bytes of keccak256(pubkey)), which nobody holds a key for, hence the optional guardian.
     function _registerEd25519(
         SelfStructs.GenericDiscloseOutputV2 memory out,
         bytes32 configId,
-        bytes memory data,
+        bytes memory payload,
         address human
     ) private {
-        if (data.length < ED25519_REGISTER_LENGTH) revert InvalidUserData();
-        bytes32 pubkey = _hexWord(data, 2);
-        bytes32 sigR = _hexWord(data, 66);
-        bytes32 sigS = _hexWord(data, 130);
-        // extKpub[0..3] are precomputed curve points for the deployed on-chain verifier; we only validate them.
-        for (uint256 offset = 194; offset < 450; offset += 64) {
-            _hexWord(data, offset);
-        }
-        bytes32 extKeyCompressed = _hexWord(data, 450);
-        address guardian = _hexAddress(data, 514);
+        bytes32 pubkey = _wordAt(payload, 0);
+        bytes32 sigR = _wordAt(payload, 32);
+        bytes32 sigS = _wordAt(payload, 64);
+        // extKpub[0..3] (bytes 96..224) are curve points precomputed for the deployed on-chain verifier; the
+        // pluggable verifier needs only the key, so they are just hex-validated.
+        bytes32 extKeyCompressed = _wordAt(payload, 224);
+        address guardian = _addressAt(payload, 256);
         // The deployed registry verified against extKpub[4] but registered `pubkey`; bind them.
         if (pubkey == 0 || extKeyCompressed != pubkey) revert InvalidUserData();
 
@@ -348,12 +349,11 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
 
     /// @dev "F" carries the agentId as 64 hex chars (survives UTF-8 string transport) or, as deployed, as 32 raw
     /// big-endian bytes.
-    function _refreshTarget(bytes memory data) private pure returns (uint256 agentId) {
-        if (data.length >= REFRESH_HEX_LENGTH && HexParser.isHex(data, 2, 64)) return _hex(data, 2, 64);
+    function _refreshTarget(bytes memory data) private pure returns (uint256) {
+        (bool isHex, bytes memory decoded) = HexParser.tryDecode(data, 2, REFRESH_HEX);
+        if (isHex) return uint256(_wordAt(decoded, 0));
         if (data.length < REFRESH_BINARY_LENGTH) revert InvalidUserData();
-        assembly ("memory-safe") {
-            agentId := mload(add(data, 34)) // 32-byte length word + 2 header bytes
-        }
+        return uint256(_wordAt(data, 2));
     }
 
     /// @dev Re-proves an existing agent in place under the same config (no downgrade), same human.
@@ -552,7 +552,7 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         emit Registered(agentId, agentURI, msg.sender);
     }
 
-    function _setMetadata(uint256 agentId, string memory key, bytes memory value) private {
+    function _setMetadata(uint256 agentId, string calldata key, bytes calldata value) private {
         if (keccak256(bytes(key)) == AGENT_WALLET_KEY_HASH) revert ReservedMetadataKey();
         _metadata[agentId][key] = value;
         emit MetadataSet(agentId, key, key, value);
@@ -658,9 +658,9 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         return _credentials[agentId];
     }
 
-    function tokenURI(uint256 agentId) public view override returns (string memory) {
-        _requireOwned(agentId);
-        return _agentURIs[agentId];
+    function tokenURI(uint256 tokenId) public view override returns (string memory) {
+        _requireOwned(tokenId);
+        return _agentURIs[tokenId];
     }
 
     /// @dev Reverts for a nonexistent token (through ownerOf).
@@ -751,14 +751,10 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
             || super.supportsInterface(interfaceId);
     }
 
-    /// @dev Soulbound: transfers always fail. Overriding the public entry points (safeTransferFrom routes through
-    /// the bytes overload) also drops the unreachable receiver-check code, which keeps the contract under EIP-170.
-    function transferFrom(address, address, uint256) public pure override {
-        revert TransferNotAllowed();
-    }
-
-    function safeTransferFrom(address, address, uint256, bytes memory) public pure override {
-        revert TransferNotAllowed();
+    /// @dev Soulbound: transferFrom can never succeed (see _update), so the receiver callback of safe transfers is
+    /// unreachable; skipping it keeps the errors identical and the contract under EIP-170.
+    function safeTransferFrom(address from, address to, uint256 tokenId, bytes memory) public override {
+        transferFrom(from, to, tokenId);
     }
 
     /// @dev Soulbound: mint and burn only.
@@ -779,17 +775,22 @@ contract AgentRegistry is ERC721, AccessControl, EIP712, IERC8004ProofOfHuman, I
         return bytes32(uint256(uint160(agent)));
     }
 
-    function _hex(bytes memory data, uint256 offset, uint256 length) private pure returns (uint256 value) {
+    /// @dev The hex fields after the action and config bytes, decoded; InvalidUserData if short or not hex.
+    function _hexPayload(bytes memory userData, uint256 hexChars) private pure returns (bytes memory payload) {
         bool ok;
-        (ok, value) = HexParser.tryParse(data, offset, length);
+        (ok, payload) = HexParser.tryDecode(userData, 2, hexChars);
         if (!ok) revert InvalidUserData();
     }
 
-    function _hexWord(bytes memory data, uint256 offset) private pure returns (bytes32) {
-        return bytes32(_hex(data, offset, 64));
+    /// @dev Big-endian 32-byte word at `offset`; callers stay within the fixed payload layouts.
+    function _wordAt(bytes memory data, uint256 offset) private pure returns (bytes32 word) {
+        assembly ("memory-safe") {
+            word := mload(add(add(data, 32), offset))
+        }
     }
 
-    function _hexAddress(bytes memory data, uint256 offset) private pure returns (address) {
-        return address(uint160(_hex(data, offset, 40)));
+    /// @dev 20-byte address at `offset`.
+    function _addressAt(bytes memory data, uint256 offset) private pure returns (address) {
+        return address(bytes20(_wordAt(data, offset)));
     }
 }

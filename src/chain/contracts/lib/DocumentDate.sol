@@ -4,44 +4,45 @@ pragma solidity ^0.8.28;
 /// @notice Turns a document date string into a unix timestamp (UTC midnight). Never reverts: anything it cannot
 /// read yields 0, which the registry treats as "no document cap".
 library DocumentDate {
-    uint256 private constant SECONDS_PER_DAY = 86_400;
-    /// @dev Days before each month of a common year, 16 bits per month from January; entry 12 is the year length.
-    uint256 private constant DAYS_BEFORE_MONTH = 0x16d014e0130011100f300d400b500970078005a003b001f0000;
-    /// @dev Leap days in years 1..1969, so leap days since the epoch = _leapDaysUpTo(year - 1) - this.
-    uint256 private constant LEAP_DAYS_BEFORE_1970 = 477;
-    uint256 private constant INVALID = 100;
+    /// @dev Month lengths minus 28, two bits per month at bit 2 * month (common year).
+    uint256 private constant MONTH_EXCESS_DAYS = 0x3bbeecc;
+    /// @dev Days from 0000-03-01 to 1970-01-01 in the proleptic Gregorian calendar.
+    uint256 private constant EPOCH_OFFSET_DAYS = 719_468;
 
     /// @notice Accepts "DD-MM-YY" (what Hub V2's formatter emits) and "YYMMDD" (raw MRZ order).
     /// Two-digit years below 50 are 20YY, others 19YY; dates before 1970 and invalid calendar dates return 0.
     function toTimestamp(string memory date) internal pure returns (uint256) {
         bytes memory b = bytes(date);
-        uint256 yy;
-        uint256 mm;
-        uint256 dd;
+        uint256 year;
+        uint256 month;
+        uint256 day;
         if (b.length == 8) {
             if (b[2] != "-" || b[5] != "-") return 0;
-            (dd, mm, yy) = (_twoDigits(b, 0), _twoDigits(b, 3), _twoDigits(b, 6));
+            (day, month, year) = (_twoDigits(b, 0), _twoDigits(b, 3), _twoDigits(b, 6));
         } else if (b.length == 6) {
-            (yy, mm, dd) = (_twoDigits(b, 0), _twoDigits(b, 2), _twoDigits(b, 4));
+            (year, month, day) = (_twoDigits(b, 0), _twoDigits(b, 2), _twoDigits(b, 4));
         } else {
             return 0;
         }
-        if (yy == INVALID || mm < 1 || mm > 12 || dd < 1) return 0;
-        // Bounded values from here on (year < 2050, month 1..12, day < 100): nothing can overflow.
+        if (year > 99 || month == 0 || month > 12 || day == 0) return 0;
+        // All values are small from here on; nothing can overflow or underflow.
         unchecked {
-            uint256 year = yy < 50 ? 2000 + yy : 1900 + yy;
+            year += year < 50 ? 2000 : 1900;
             if (year < 1970) return 0;
-            uint256 leapDay = _isLeap(year) ? 1 : 0;
-            uint256 daysBefore = _daysBeforeMonth(mm);
-            uint256 monthLength = _daysBeforeMonth(mm + 1) - daysBefore + (mm == 2 ? leapDay : 0);
-            if (dd > monthLength) return 0;
-            uint256 day = (year - 1970) * 365 + _leapDaysUpTo(year - 1) - LEAP_DAYS_BEFORE_1970 + daysBefore
-                + (mm > 2 ? leapDay : 0) + dd - 1;
-            return day * SECONDS_PER_DAY;
+            bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            uint256 monthLength = 28 + ((MONTH_EXCESS_DAYS >> (2 * month)) & 3) + (month == 2 && leap ? 1 : 0);
+            if (day > monthLength) return 0;
+
+            // Days from civil (H. Hinnant): count in years starting on 1 March so the leap day comes last.
+            if (month <= 2) year -= 1;
+            uint256 yearOfEra = year % 400;
+            uint256 dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+            uint256 dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear;
+            return ((year / 400) * 146_097 + dayOfEra - EPOCH_OFFSET_DAYS) * 1 days;
         }
     }
 
-    /// @dev INVALID (outside every valid range) when either character is not a digit. Callers keep i + 1 in bounds.
+    /// @dev 100 (outside every valid range) when either character is not a digit. Callers keep i + 1 in bounds.
     function _twoDigits(bytes memory b, uint256 i) private pure returns (uint256) {
         uint256 hi;
         uint256 lo;
@@ -53,24 +54,7 @@ library DocumentDate {
         unchecked {
             hi -= 0x30; // wraps below '0', so a single comparison rejects both sides
             lo -= 0x30;
-            return hi > 9 || lo > 9 ? INVALID : hi * 10 + lo;
-        }
-    }
-
-    /// @dev month 1..13; 13 gives the length of a common year.
-    function _daysBeforeMonth(uint256 month) private pure returns (uint256) {
-        unchecked {
-            return (DAYS_BEFORE_MONTH >> (16 * (month - 1))) & 0xffff;
-        }
-    }
-
-    function _isLeap(uint256 year) private pure returns (bool) {
-        return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    }
-
-    function _leapDaysUpTo(uint256 year) private pure returns (uint256) {
-        unchecked {
-            return year / 4 - year / 100 + year / 400;
+            return hi > 9 || lo > 9 ? 100 : hi * 10 + lo;
         }
     }
 }

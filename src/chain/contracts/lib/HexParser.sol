@@ -4,25 +4,22 @@ pragma solidity ^0.8.28;
 /// @notice Reads ASCII hex fields (no 0x prefix, either case) out of hub userData. userData travels through the
 /// Self app as a UTF-8 string, so binary fields are carried as hex text.
 library HexParser {
-    /// @notice Parses `len` (<= 64) hex digits at `offset` as a big-endian integer.
-    /// @return ok false when the field runs past the end of `data` or holds a non-hex character
-    function tryParse(bytes memory data, uint256 offset, uint256 len) internal pure returns (bool ok, uint256 value) {
-        if (len > 64 || offset + len > data.length) return (false, 0);
-        for (uint256 i = offset; i < offset + len; ++i) {
-            uint256 nibble = _nibble(uint8(data[i]));
-            if (nibble > 15) return (false, 0);
-            value = (value << 4) | nibble;
+    /// @notice Decodes `chars` (even) hex characters starting at `offset` into chars / 2 bytes.
+    /// @return ok false when the range runs past the end of `data` or holds a non-hex character
+    function tryDecode(bytes memory data, uint256 offset, uint256 chars)
+        internal
+        pure
+        returns (bool ok, bytes memory decoded)
+    {
+        if (chars % 2 != 0 || offset + chars > data.length) return (false, decoded);
+        decoded = new bytes(chars / 2);
+        for (uint256 i = 0; i < decoded.length; ++i) {
+            uint256 hi = _nibble(uint8(data[offset + 2 * i]));
+            uint256 lo = _nibble(uint8(data[offset + 2 * i + 1]));
+            if (hi > 15 || lo > 15) return (false, decoded);
+            decoded[i] = bytes1(uint8((hi << 4) | lo));
         }
-        return (true, value);
-    }
-
-    /// @notice Whether `len` bytes at `offset` exist and are all hex digits.
-    function isHex(bytes memory data, uint256 offset, uint256 len) internal pure returns (bool) {
-        if (offset + len > data.length) return false;
-        for (uint256 i = offset; i < offset + len; ++i) {
-            if (_nibble(uint8(data[i])) > 15) return false;
-        }
-        return true;
+        return (true, decoded);
     }
 
     /// @dev 16 marks a non-hex character.
