@@ -32,18 +32,37 @@ export function anvilBinaryPath(): string {
   return require.resolve(`@foundry-rs/anvil-${platform}-${arch}/bin/${exe}`);
 }
 
-/** A previous run that was killed hard may have left its anvil behind; it would hold the state file. */
-function stopLeftover(pidFile: string): void {
+/** Alive and not a zombie (an orphan's exit may never be reaped where PID 1 does not reap). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A previous run that was killed hard may have left its anvil behind, holding the state file. SIGINT makes
+ * it write its latest state before exiting; SIGKILL only if it does not.
+ */
+async function stopLeftover(pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8'));
   rmSync(pidFile, { force: true });
   if (!Number.isInteger(pid) || pid <= 0) return;
+  let cmdline = '';
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (cmdline.includes('anvil')) process.kill(pid, 'SIGKILL');
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    // not running any more (or no procfs): nothing to stop
+    return; // not running any more (or no procfs): nothing to stop
   }
+  if (!cmdline.includes('anvil')) return; // the pid was reused by an unrelated process
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 5_000 && isRunning(pid); waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (isRunning(pid)) process.kill(pid, 'SIGKILL');
 }
 
 function waitForExit(child: ChildProcess): Promise<void> {
@@ -57,7 +76,7 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true });
     pidFile = join(options.stateDir, 'anvil.pid');
-    stopLeftover(pidFile);
+    await stopLeftover(pidFile);
     args.push('--state', join(options.stateDir, 'state.json'), '--preserve-historical-states');
     args.push('--state-interval', String(options.stateIntervalSeconds ?? 5));
   }

@@ -37,6 +37,7 @@ export function createApp(deps: AppDeps): Express {
           path: req.url.split('?')[0],
           remoteAddress: req.remoteAddress,
         }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
   );

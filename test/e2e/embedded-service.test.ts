@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createChainWallet } from '../../src/chain/clients.js';
+import type { Address } from 'viem';
+import { createChainClient, createChainWallet } from '../../src/chain/clients.js';
+import { RegistryGateway } from '../../src/chain/registry-gateway.js';
 import { loadDevAccounts } from '../../src/chain/embedded.js';
 import { loadConfig } from '../../src/config.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
@@ -43,6 +45,25 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Registers a linked agent on the testnet chain of a service that keeps its dev accounts in `dataDir`. */
+async function registerAgent(dataDir: string, rpcUrl: string, registry: Address): Promise<{ agent: Address; human: Address }> {
+  const client = createChainClient('testnet', { rpcUrl, pollingIntervalMs: 20 });
+  const { accounts } = loadDevAccounts(dataDir);
+  const relayer = createChainWallet('testnet', accounts.identityApp, { rpcUrl, pollingIntervalMs: 20 });
+  const human = privateKeyToAccount(generatePrivateKey()).address;
+  const agent = privateKeyToAccount(generatePrivateKey());
+  const chainId = 11142220;
+  const userDefinedData = await linkedRegistrationData(agent, human, { chainId, registry, nonce: 0n, configIndex: 0 });
+  const result = await prove({
+    client,
+    wallet: relayer,
+    attester: accounts.attester,
+    request: { registry, chainId, scopeSeed: 'self-agent-id', userId: human, userDefinedData, disclosures: { minimumAge: 0, ofac: false } },
+  });
+  expect(result.status).toBe('submitted');
+  return { agent: agent.address, human };
+}
+
 describe('embedded default, in process', () => {
   const logger = createLogger('silent');
 
@@ -61,25 +82,8 @@ describe('embedded default, in process', () => {
 
     // register an agent on testnet the way the identity app does
     const testnet = first.chains.get('testnet');
-    const { accounts } = loadDevAccounts(dataDir);
-    const relayer = createChainWallet('testnet', accounts.identityApp, { rpcUrl: testnet.client.transport.url as string });
-    const human = privateKeyToAccount(generatePrivateKey()).address;
-    const agent = privateKeyToAccount(generatePrivateKey());
-    const userDefinedData = await linkedRegistrationData(agent, human, {
-      chainId: testnet.chainId,
-      registry: testnet.contracts.registry,
-      nonce: 0n,
-      configIndex: 0,
-    });
-    const result = await prove({
-      client: testnet.client,
-      wallet: relayer,
-      attester: accounts.attester,
-      request: { registry: testnet.contracts.registry, chainId: testnet.chainId, scopeSeed: 'self-agent-id', userId: human, userDefinedData, disclosures: { minimumAge: 0, ofac: false } },
-    });
-    expect(result.status).toBe('submitted');
-    const agentId = await testnet.registry.agentIdOf(addressAgentKey(agent.address));
-    expect(agentId).toBe(1n);
+    const { agent, human } = await registerAgent(dataDir, testnet.client.transport.url as string, testnet.contracts.registry);
+    expect(await testnet.registry.agentIdOf(addressAgentKey(agent))).toBe(1n);
 
     const addresses = first.chains.all().map((n) => n.contracts);
     const pids = first.devChains.map((chain) => chain.pid);
@@ -91,7 +95,7 @@ describe('embedded default, in process', () => {
     try {
       expect(second.chains.all().map((n) => n.contracts)).toEqual(addresses);
       const again = second.chains.get('testnet');
-      expect(await again.registry.agentIdOf(addressAgentKey(agent.address))).toBe(1n);
+      expect(await again.registry.agentIdOf(addressAgentKey(agent))).toBe(1n);
       const record = await again.registry.readAgent(1n);
       expect(record?.owner).toBe(human);
       expect(record?.hasHumanProof).toBe(true);
@@ -127,9 +131,13 @@ describe('npm start as a process', () => {
     signal: (s: NodeJS.Signals) => void;
   }
 
-  function start(dataDir: string, port: number): Started {
-    const child = spawn(join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main.ts'], {
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
+  /** `npm start` runs `tsx src/main.ts`; `direct` runs the service in one node process, to kill it hard. */
+  function start(dataDir: string, port: number, direct = false): Started {
+    const [command, args] = direct
+      ? [process.execPath, ['--import', 'tsx', 'src/main.ts']]
+      : [join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main.ts']];
+    const child = spawn(command, args, {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -178,6 +186,38 @@ describe('npm start as a process', () => {
 
     second.signal('SIGTERM');
     expect(await second.exited).toBe(0);
+    expect(secondPids.some(isAlive)).toBe(false);
+  }, 90_000);
+
+  /** The testnet chain's RPC URL, from the service's start log. */
+  const testnetRpc = (started: Started): string =>
+    /"network":"testnet","chainId":11142220,"rpcUrl":"([^"]+)"/.exec(started.stdout())![1]!;
+  const registriesOf = (started: Started): string[] =>
+    [...started.stdout().matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]!);
+
+  it('stops the chains a hard-killed service left behind, and keeps their state', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+
+    const first = start(dataDir, port, true);
+    await waitHealthy(port, first);
+    const registries = registriesOf(first);
+    const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);
+    const orphans = anvilPids(dataDir);
+    first.signal('SIGKILL');
+    await first.exited;
+    expect(orphans.every(isAlive)).toBe(true); // the service had no chance to stop them
+
+    const second = start(dataDir, port);
+    await waitHealthy(port, second);
+    expect(orphans.some(isAlive)).toBe(false);
+    expect(registriesOf(second)).toEqual(registries);
+    const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
+    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBe(1n);
+
+    const secondPids = anvilPids(dataDir);
+    second.signal('SIGINT');
+    await second.exited;
     expect(secondPids.some(isAlive)).toBe(false);
   }, 90_000);
 });
