@@ -1,20 +1,10 @@
 // Typed reads of the agent registry. Everything here uses only functions the registry deployed on Celo
 // also has, so the same code serves Celo and our local chains.
 import type { Address, Hex } from 'viem';
+import type { AgentCredentials } from '../core/credentials.js';
 import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
-export interface AgentCredentials {
-  issuingState: string;
-  name: readonly string[];
-  idNumber: string;
-  nationality: string;
-  dateOfBirth: string;
-  gender: string;
-  expiryDate: string;
-  olderThan: bigint;
-  ofac: readonly [boolean, boolean, boolean];
-}
 
 /** One agent as the registry holds it. */
 export interface AgentRecord {
@@ -75,7 +65,6 @@ export class RegistryGateway {
       if (result.status === 'failure') throw result.error;
       return result.result;
     };
-    const creds = value(credentials);
     return {
       agentId,
       owner: owner.result,
@@ -87,17 +76,7 @@ export class RegistryGateway {
       proofExpiresAt: value(expiresAt),
       isProofFresh: value(fresh),
       configId: value(configId),
-      credentials: {
-        issuingState: creds.issuingState,
-        name: creds.name,
-        idNumber: creds.idNumber,
-        nationality: creds.nationality,
-        dateOfBirth: creds.dateOfBirth,
-        gender: creds.gender,
-        expiryDate: creds.expiryDate,
-        olderThan: creds.olderThan,
-        ofac: creds.ofac,
-      },
+      credentials: value(credentials),
       metadata: value(metadata),
     };
   }

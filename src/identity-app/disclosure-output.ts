@@ -1,24 +1,16 @@
 // Builds the GenericDiscloseOutputV2 that Hub V2 would hand to the registry for a mock document: what the
 // disclose circuit reveals for the requested disclosures, formatted as the hub's formatter does.
 import { encodeAbiParameters, keccak256, type Hex } from 'viem';
+import type { AgentCredentials } from '../core/credentials.js';
 import type { Disclosures } from '../core/disclosures.js';
 import { ageOn, attestationIdOf, parseIsoDate, type MockDocument } from './document.js';
 
-/** Hub V2's output struct as viem encodes and decodes it. */
-export interface GenericDiscloseOutputV2 {
+/** Hub V2's output struct as viem encodes and decodes it: the disclosed credentials plus the proof's ids. */
+export interface GenericDiscloseOutputV2 extends AgentCredentials {
   attestationId: Hex;
   userIdentifier: bigint;
   nullifier: bigint;
   forbiddenCountriesListPacked: readonly [bigint, bigint, bigint, bigint];
-  issuingState: string;
-  name: readonly string[];
-  idNumber: string;
-  nationality: string;
-  dateOfBirth: string;
-  gender: string;
-  expiryDate: string;
-  olderThan: bigint;
-  ofac: readonly [boolean, boolean, boolean];
 }
 
 export const genericDiscloseOutputV2AbiType = {

@@ -10,12 +10,12 @@ import {
 import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../chain/clients.js';
 import { attestDisclosure, proofPayload, userContextData } from './attestation.js';
-import { buildDisclosureOutput } from './disclosure-output.js';
+import { buildDisclosureOutput, type GenericDiscloseOutputV2 } from './disclosure-output.js';
 import { attestationIdOf, mockDocumentFor, type MockDocument } from './document.js';
 import type { ProofRequest } from './request.js';
 
 /** The registry's functions plus the hub's errors, so reverts from either decode by name. */
-const verifyAbi = [...agentRegistryAbi, ...localIdentityHubAbi.filter((item) => item.type === 'error')] as const;
+export const verifySelfProofAbi = [...agentRegistryAbi, ...localIdentityHubAbi.filter((item) => item.type === 'error')] as const;
 
 export interface ProveOptions {
   client: ChainClient;
@@ -30,6 +30,13 @@ export interface ProveOptions {
   hub?: Address;
   /** The proof's current date; default: the latest block's timestamp (so chains with shifted time work). */
   now?: Date;
+  /**
+   * Replaces the disclosure before the attester signs it; default: none, the app submits what the document
+   * reveals. For tests that play a dishonest (or buggy) app, e.g. an expiryDate in a format the app never
+   * emits: the hub accepts whatever the trusted attester signed, so the registry must cope with it. The
+   * result's nullifier is the one of the returned disclosure.
+   */
+  disclose?: (output: GenericDiscloseOutputV2) => GenericDiscloseOutputV2;
 }
 
 export interface RevertInfo {
@@ -80,13 +87,14 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
     userId: request.userId,
     userDefinedData: request.userDefinedData,
   });
-  const output = buildDisclosureOutput({
+  const built = buildDisclosureOutput({
     document,
     requested: request.disclosures,
     scope,
     userIdentifier: BigInt(request.userId),
     now,
   });
+  const output = options.disclose ? options.disclose(built) : built;
   const proof = await attestDisclosure(attester, {
     hub,
     chainId, // the attester signs for the hub on the chain it runs on; destChainId is the request's
@@ -100,7 +108,7 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
 
   const call = {
     address: registry,
-    abi: verifyAbi,
+    abi: verifySelfProofAbi,
     functionName: 'verifySelfProof',
     args: [proofPayload(attestationId, proof), context],
     account: wallet.account,

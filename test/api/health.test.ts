@@ -25,9 +25,23 @@ describe('GET /api/health', () => {
     [mainnet, testnet] = await Promise.all([deployTestSystem('mainnet'), deployTestSystem('testnet')]);
   });
 
+  /** GET /api/health of an app serving both test systems, the testnet one through `testnetGateway`. */
+  const health = (testnetGateway = testnet.gateway) => {
+    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: testnetGateway });
+    return request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+  };
+
+  /** The testnet network configured with an external RPC at `rpcUrl` (the testnet system's contracts). */
+  const externalTestnet = (rpcUrl: string) =>
+    createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl, ...LOCAL },
+      contracts: testnet.deployment.contracts,
+      registryDeployBlock: 0n,
+      embedded: false,
+    });
+
   it('answers 200 with chain id, latest block and registry of both networks', async () => {
-    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: testnet.gateway });
-    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+    const res = await health();
 
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -42,14 +56,7 @@ describe('GET /api/health', () => {
   });
 
   it('answers 503 and names the network whose chain does not answer', async () => {
-    const dead = createNetworkGateway('testnet', {
-      clientOptions: { rpcUrl: await deadRpcUrl(), ...LOCAL },
-      contracts: testnet.deployment.contracts,
-      registryDeployBlock: 0n,
-      embedded: false,
-    });
-    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: dead });
-    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+    const res = await health(externalTestnet(await deadRpcUrl()));
 
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('degraded');
@@ -60,14 +67,7 @@ describe('GET /api/health', () => {
 
   it('reports a chain that answers with the wrong chain id as down', async () => {
     // the mainnet anvil (42220) configured as the testnet network
-    const wrong = createNetworkGateway('testnet', {
-      clientOptions: { rpcUrl: mainnet.rpcUrl, ...LOCAL },
-      contracts: testnet.deployment.contracts,
-      registryDeployBlock: 0n,
-      embedded: false,
-    });
-    const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: wrong });
-    const res = await request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+    const res = await health(externalTestnet(mainnet.rpcUrl));
 
     expect(res.status).toBe(503);
     expect(res.body.networks[1]).toMatchObject({ up: false, error: 'RPC answers for chain 42220' });

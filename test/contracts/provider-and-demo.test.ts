@@ -8,33 +8,14 @@ import {
   type Address,
   type Hex,
   type LocalAccount,
-  type TransactionReceipt,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { decodeRevert } from '../../src/identity-app/index.js';
 import { newAccount, registerLinked, type RegisteredAgent } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
-
-async function expectRevert(call: Promise<unknown>, name: string, args?: readonly unknown[]): Promise<void> {
-  const outcome = await call.then(
-    () => ({ ok: true as const }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-  expect(outcome.ok, `expected a revert with ${name}`).toBe(false);
-  if (outcome.ok) return;
-  const info = decodeRevert(outcome.error);
-  expect(info.name).toBe(name);
-  if (args) expect(info.args).toEqual(args);
-}
-
-async function mined(system: TestSystem, hash: Hex): Promise<TransactionReceipt> {
-  const receipt = await system.client.waitForTransactionReceipt({ hash });
-  expect(receipt.status).toBe('success');
-  return receipt;
-}
+import { expectCallReverts, latestTimestamp, mined } from '../support/registry.js';
 
 // ------------------------------------------------------------------------------------------------------------
 
@@ -69,7 +50,7 @@ describe('HumanProofProvider', () => {
       ['0x', '0x'],
       ['0x1234', `0x${'ab'.repeat(32)}`],
     ] as const) {
-      await expectRevert(
+      await expectCallReverts(
         system.client.simulateContract({ ...provider(), account: caller.account, functionName: 'verifyHumanProof', args: [proof, data] }),
         'DirectVerificationNotSupported',
       );
@@ -125,7 +106,6 @@ describe('AgentDemoVerifier', () => {
       chainId: system.deployment.chainId,
       verifyingContract: system.deployment.contracts.demoVerifier,
     }) as const;
-  const latestTimestamp = async (): Promise<bigint> => (await system.client.getBlock()).timestamp;
   const nonceOf = (agentKey: Hex) => system.client.readContract({ ...demo(), functionName: 'nonces', args: [agentKey] });
 
   function sign(signer: LocalAccount, message: { agentKey: Hex; nonce: bigint; deadline: bigint }): Promise<Hex> {
@@ -154,7 +134,7 @@ describe('AgentDemoVerifier', () => {
     const nonce = await nonceOf(agentKey);
     expect(nonce).toBe(0n);
     const totalBefore = await system.client.readContract({ ...demo(), functionName: 'totalVerifications' });
-    const deadline = (await latestTimestamp()) + 600n;
+    const deadline = (await latestTimestamp(system)) + 600n;
     const signature = await sign(agent.agent, { agentKey, nonce, deadline });
 
     const { result, request } = await simulate(agentKey, nonce, deadline, signature);
@@ -181,41 +161,41 @@ describe('AgentDemoVerifier', () => {
 
   it('MetaTxExpired for a deadline in the past', async () => {
     const nonce = await nonceOf(agent.agentKey);
-    const deadline = (await latestTimestamp()) - 10n;
+    const deadline = (await latestTimestamp(system)) - 10n;
     const signature = await sign(agent.agent, { agentKey: agent.agentKey, nonce, deadline });
-    await expectRevert(simulate(agent.agentKey, nonce, deadline, signature), 'MetaTxExpired');
+    await expectCallReverts(simulate(agent.agentKey, nonce, deadline, signature), 'MetaTxExpired');
   });
 
   it('MetaTxInvalidNonce for a used (replayed) or a future nonce', async () => {
     const nonce = await nonceOf(agent.agentKey);
     expect(nonce).toBeGreaterThan(0n);
-    const deadline = (await latestTimestamp()) + 600n;
+    const deadline = (await latestTimestamp(system)) + 600n;
     for (const wrong of [nonce - 1n, nonce + 1n]) {
       const signature = await sign(agent.agent, { agentKey: agent.agentKey, nonce: wrong, deadline });
-      await expectRevert(simulate(agent.agentKey, wrong, deadline, signature), 'MetaTxInvalidNonce');
+      await expectCallReverts(simulate(agent.agentKey, wrong, deadline, signature), 'MetaTxInvalidNonce');
     }
   });
 
   it("MetaTxInvalidSignature when someone other than the agent key signs, or the signed fields differ", async () => {
     const nonce = await nonceOf(agent.agentKey);
-    const deadline = (await latestTimestamp()) + 600n;
+    const deadline = (await latestTimestamp(system)) + 600n;
     const byOther = await sign(newAccount(), { agentKey: agent.agentKey, nonce, deadline });
-    await expectRevert(simulate(agent.agentKey, nonce, deadline, byOther), 'MetaTxInvalidSignature');
+    await expectCallReverts(simulate(agent.agentKey, nonce, deadline, byOther), 'MetaTxInvalidSignature');
     // the human owning the NFT is not the agent key either
     const human2 = newAccount();
     const byHumanKey = await sign(human2, { agentKey: agent.agentKey, nonce, deadline });
-    await expectRevert(simulate(agent.agentKey, nonce, deadline, byHumanKey), 'MetaTxInvalidSignature');
+    await expectCallReverts(simulate(agent.agentKey, nonce, deadline, byHumanKey), 'MetaTxInvalidSignature');
     const otherDeadline = await sign(agent.agent, { agentKey: agent.agentKey, nonce, deadline: deadline + 1n });
-    await expectRevert(simulate(agent.agentKey, nonce, deadline, otherDeadline), 'MetaTxInvalidSignature');
-    await expectRevert(simulate(agent.agentKey, nonce, deadline, '0x1234'), 'MetaTxInvalidSignature');
+    await expectCallReverts(simulate(agent.agentKey, nonce, deadline, otherDeadline), 'MetaTxInvalidSignature');
+    await expectCallReverts(simulate(agent.agentKey, nonce, deadline, '0x1234'), 'MetaTxInvalidSignature');
   });
 
   it('NotVerifiedAgent for a key the registry does not know, and that reverted attempt does not consume the nonce', async () => {
     const stranger = newAccount();
     const agentKey = addressAgentKey(stranger.address);
-    const deadline = (await latestTimestamp()) + 600n;
+    const deadline = (await latestTimestamp(system)) + 600n;
     const signature = await sign(stranger, { agentKey, nonce: 0n, deadline });
-    await expectRevert(simulate(agentKey, 0n, deadline, signature), 'NotVerifiedAgent');
+    await expectCallReverts(simulate(agentKey, 0n, deadline, signature), 'NotVerifiedAgent');
 
     // send it for real (explicit gas skips estimation): mined, reverted, nonce unchanged
     const hash = await relayer.writeContract({
@@ -233,7 +213,7 @@ describe('AgentDemoVerifier', () => {
   it('checkAccess returns the agentId of a verified agent and reverts NotVerifiedAgent otherwise, also after deregistration', async () => {
     const checkAccess = (agentKey: Hex) => system.client.readContract({ ...demo(), functionName: 'checkAccess', args: [agentKey] });
     expect(await checkAccess(agent.agentKey)).toBe(agent.agentId);
-    await expectRevert(checkAccess(addressAgentKey(newAccount().address)), 'NotVerifiedAgent');
+    await expectCallReverts(checkAccess(addressAgentKey(newAccount().address)), 'NotVerifiedAgent');
 
     // a second agent of a second human, removed by its owner: access ends with it
     const owner = await system.newWallet();
@@ -248,17 +228,17 @@ describe('AgentDemoVerifier', () => {
         args: [leaving.agentId],
       }),
     );
-    await expectRevert(checkAccess(leaving.agentKey), 'NotVerifiedAgent');
-    const deadline = (await latestTimestamp()) + 600n;
+    await expectCallReverts(checkAccess(leaving.agentKey), 'NotVerifiedAgent');
+    const deadline = (await latestTimestamp(system)) + 600n;
     const signature = await sign(leaving.agent, { agentKey: leaving.agentKey, nonce: 0n, deadline });
-    await expectRevert(simulate(leaving.agentKey, 0n, deadline, signature), 'NotVerifiedAgent');
+    await expectCallReverts(simulate(leaving.agentKey, 0n, deadline, signature), 'NotVerifiedAgent');
   });
 
   it('the agent may also relay its own verification (GasSponsored names it as relayer)', async () => {
     const self = await system.newWallet();
-    const own = await registerLinked(system, { agent: self.account as LocalAccount });
-    const deadline = (await latestTimestamp()) + 600n;
-    const signature = await sign(self.account as LocalAccount, { agentKey: own.agentKey, nonce: 0n, deadline });
+    const own = await registerLinked(system, { agent: self.account });
+    const deadline = (await latestTimestamp(system)) + 600n;
+    const signature = await sign(self.account, { agentKey: own.agentKey, nonce: 0n, deadline });
     const { result, request } = await simulate(own.agentKey, 0n, deadline, signature, self);
     expect(result).toBe(own.agentId);
     const receipt = await mined(system, await self.writeContract(request));

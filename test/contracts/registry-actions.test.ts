@@ -7,7 +7,7 @@ import { addressAgentKey } from '../../src/core/agent-key.js';
 import { VERIFICATION_CONFIG_IDS, type ConfigIndex } from '../../src/core/disclosures.js';
 import { registerUserData } from '../../src/core/user-data.js';
 import { mockDocumentFor, type MockDocument } from '../../src/identity-app/index.js';
-import { expectSubmitted, newAccount, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
+import { expectSubmitted, linkedData, newAccount, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
   DAY,
@@ -16,16 +16,14 @@ import {
   expectCallReverts,
   isoDate,
   latestTimestamp,
-  linkedData,
   mined,
   nullifierOf,
   registryAs,
   registryEvents,
   registryOf,
   setMaxProofAge,
-  submitEditedProof,
   utcMidnight,
-} from './registry-helpers.js';
+} from '../support/registry.js';
 
 /** "DD-MM-YY", as the hub formats document dates. */
 const hubDate = (iso: string): string => `${iso.slice(8, 10)}-${iso.slice(5, 7)}-${iso.slice(2, 4)}`;
@@ -271,10 +269,10 @@ describe('document expiry dates as the registry parses them (maxProofAge 40 year
 
   async function expiresAtFor(expiryDate: string): Promise<{ expiresAt: bigint; minted: bigint }> {
     const human = newAccount().address;
-    const result = await submitEditedProof(system, {
+    const result = await submitProof(system, {
       userId: human,
       userDefinedData: registerUserData(0),
-      edit: (output) => ({ ...output, expiryDate }),
+      disclose: (output) => ({ ...output, expiryDate }),
     });
     expectSubmitted(result);
     const registry = registryOf(system);

@@ -7,23 +7,20 @@ import { addressAgentKey } from '../../src/core/agent-key.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import { advancedDeregisterUserData, deregisterUserData, registerUserData } from '../../src/core/user-data.js';
 import { mockDocumentFor } from '../../src/identity-app/index.js';
-import { expectSubmitted, newAccount, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
+import { ed25519Data, expectSubmitted, newAccount, newEd25519Agent, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
   EMPTY_CREDENTIALS,
   deployConstantVerifier,
-  ed25519Data,
   expectCallReverts,
   expectReverted,
   mined,
-  newEd25519Agent,
-  newLocalWallet,
   nullifierOf,
   registryAs,
   registryEvents,
   registryOf,
   setMaxAgentsPerHuman,
-} from './registry-helpers.js';
+} from '../support/registry.js';
 
 interface Burned {
   agentId: bigint;
@@ -317,10 +314,10 @@ describe('guardianRevoke, selfDeregister and updateAgentMetadata', () => {
   });
 
   it('selfDeregister by a wallet-free agent, which owns its NFT', async () => {
-    const { account, wallet } = await newLocalWallet(system);
-    const agent = await registerWalletFree(system, { agent: account });
+    const wallet = await system.newWallet();
+    const agent = await registerWalletFree(system, { agent: wallet.account });
     const receipt = await mined(system, registryAs(system, wallet).write.selfDeregister([agent.agentId]));
-    await expectBurned(system, { ...agent, owner: account.address, txHash: receipt.transactionHash });
+    await expectBurned(system, { ...agent, owner: wallet.account.address, txHash: receipt.transactionHash });
   });
 
   it('updateAgentMetadata: owner only; getAgentMetadata returns the latest value; AgentMetadataUpdated(agentId)', async () => {

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { advancedDeregisterUserData, identifyUserData, refreshUserData, userDefinedDataBytes } from '../../src/core/user-data.js';
 import { mockDocumentFor, type MockDocument } from '../../src/identity-app/index.js';
-import { expectSubmitted, newAccount, registerLinked, submitProof, type RegisteredAgent } from '../support/agents.js';
+import { expectSubmitted, linkedData, newAccount, registerLinked, submitProof, type RegisteredAgent } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
   DAY,
@@ -14,14 +14,13 @@ import {
   expectReverted,
   isoDate,
   latestTimestamp,
-  linkedData,
   nullifierOf,
   registryEvents,
   registryOf,
   setMaxAgentsPerHuman,
   setMaxProofAge,
   utcMidnight,
-} from './registry-helpers.js';
+} from '../support/registry.js';
 
 /** A K agent under config 1 (18+) whose human holds `document`. */
 async function registerWithDocument(system: TestSystem, document: (human: string) => MockDocument): Promise<RegisteredAgent & { document: MockDocument }> {

@@ -7,20 +7,17 @@ import { registrationChallengeHash, signRegistrationChallenge } from '../../src/
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import { advancedDeregisterUserData, registerUserData, walletFreeRegisterUserData } from '../../src/core/user-data.js';
 import { encodeDiscloseOutput, buildDisclosureOutput, mockDocumentFor } from '../../src/identity-app/index.js';
-import { expectSubmitted, newAccount, registerLinked, submitProof } from '../support/agents.js';
+import { ed25519Data, expectSubmitted, linkedData, newAccount, newEd25519Agent, registerLinked, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
-  ed25519Data,
   expectCallReverts,
   expectReverted,
   latestTimestamp,
-  linkedData,
-  newEd25519Agent,
   nullifierOf,
   registryOf,
   scopeOf,
   setMaxAgentsPerHuman,
-} from './registry-helpers.js';
+} from '../support/registry.js';
 
 /** The date `years` years (plus `days` days) before the chain's current day, YYYY-MM-DD. */
 const isoYearsAgo = (chainNow: bigint, years: number, days = 0): string => {

@@ -1,14 +1,24 @@
 // Registering and removing agents in tests the way it happens for real: userDefinedData built by the core
 // codecs, the human played by the identity app, everything through the registry's verifySelfProof.
-import type { Address, Hex, LocalAccount } from 'viem';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { hexToBytes, type Address, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
+import { ed25519ChallengeHash } from '../../src/core/challenge.js';
 import { configIndexFor, type ConfigIndex, type MinimumAge } from '../../src/core/disclosures.js';
+import { ed25519ExtKpub, type ExtKpub } from '../../src/core/ed25519-key.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../../src/core/registration-data.js';
-import { prove, type MockDocument, type ProveResult, type RequestedDisclosures } from '../../src/identity-app/index.js';
+import { ed25519RegisterUserData } from '../../src/core/user-data.js';
+import {
+  prove,
+  type MockDocument,
+  type ProveOptions,
+  type ProveResult,
+  type RequestedDisclosures,
+} from '../../src/identity-app/index.js';
 import type { TestSystem } from './chain.js';
+import { registryOf } from './registry.js';
 
 export const newAccount = (): LocalAccount => privateKeyToAccount(generatePrivateKey());
 
@@ -18,6 +28,8 @@ export interface ProveArgs {
   disclosures?: Partial<RequestedDisclosures>;
   document?: MockDocument;
   now?: Date;
+  /** Plays a dishonest app: changes the disclosure before the trusted attester signs it (see ProveOptions). */
+  disclose?: ProveOptions['disclose'];
 }
 
 /** Submits a proof for `userId` carrying `userDefinedData`, from a fresh funded relayer. */
@@ -37,11 +49,71 @@ export async function submitProof(system: TestSystem, args: ProveArgs): Promise<
     },
     ...(args.document ? { document: args.document } : {}),
     ...(args.now ? { now: args.now } : {}),
+    ...(args.disclose ? { disclose: args.disclose } : {}),
   });
 }
 
 export function expectSubmitted(result: ProveResult): asserts result is Extract<ProveResult, { status: 'submitted' }> {
   expect(result.status === 'submitted' ? 'submitted' : result.reason).toBe('submitted');
+}
+
+/** The registry's registration context of `agent` (its current nonce). */
+async function registrationContext(system: TestSystem, agent: Address, configIndex: ConfigIndex) {
+  return {
+    chainId: system.deployment.chainId,
+    registry: system.deployment.contracts.registry,
+    nonce: await registryOf(system).read.agentNonces([agent]),
+    configIndex,
+  };
+}
+
+/** K userDefinedData signed by `agent` for `human` with the agent's current nonce. */
+export async function linkedData(
+  system: TestSystem,
+  agent: LocalAccount,
+  human: Address,
+  configIndex: ConfigIndex = 0,
+): Promise<string> {
+  return linkedRegistrationData(agent, human, await registrationContext(system, agent.address, configIndex));
+}
+
+/** A real Ed25519 key pair (node:crypto) with its raw 32-byte public key. */
+export interface Ed25519Agent {
+  privateKey: KeyObject;
+  pubkey: Hex;
+  extKpub: ExtKpub;
+}
+
+export function newEd25519Agent(): Ed25519Agent {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const jwk = publicKey.export({ format: 'jwk' });
+  const raw = Buffer.from(jwk.x ?? '', 'base64url');
+  const pubkey = `0x${raw.toString('hex')}` as Hex;
+  return { privateKey, pubkey, extKpub: ed25519ExtKpub(pubkey) };
+}
+
+/** E userDefinedData: the key signs the registration challenge for `human` with its current nonce. */
+export async function ed25519Data(
+  system: TestSystem,
+  key: Ed25519Agent,
+  human: Address,
+  options: { configIndex?: ConfigIndex; guardian?: Address | null; extKpub?: ExtKpub } = {},
+): Promise<string> {
+  const nonce = await registryOf(system).read.ed25519Nonce([key.pubkey]);
+  const challenge = ed25519ChallengeHash({
+    human,
+    chainId: system.deployment.chainId,
+    registry: system.deployment.contracts.registry,
+    nonce,
+  });
+  const signature = new Uint8Array(sign(null, hexToBytes(challenge), key.privateKey));
+  return ed25519RegisterUserData({
+    configIndex: options.configIndex ?? 0,
+    pubkey: key.pubkey,
+    signature,
+    extKpub: options.extKpub ?? key.extKpub,
+    guardian: options.guardian ?? null,
+  });
 }
 
 export interface RegisteredAgent {
@@ -63,7 +135,20 @@ interface RegisterOptions {
 
 const configOf = (o: RegisterOptions): ConfigIndex => configIndexFor({ minimumAge: o.minimumAge ?? 0, ofac: o.ofac ?? false });
 
-async function finish(system: TestSystem, agent: LocalAccount, human: Address, result: ProveResult): Promise<RegisteredAgent> {
+/** Proves `human` with the registration's disclosures and checks that the agent got an id. */
+async function register(
+  system: TestSystem,
+  options: RegisterOptions,
+  agent: LocalAccount,
+  human: Address,
+  userDefinedData: string,
+): Promise<RegisteredAgent> {
+  const result = await submitProof(system, {
+    userId: human,
+    userDefinedData,
+    disclosures: { minimumAge: options.minimumAge ?? 0, ofac: options.ofac ?? false },
+    ...(options.document ? { document: options.document } : {}),
+  });
   expectSubmitted(result);
   const agentKey = addressAgentKey(agent.address);
   const agentId = await system.gateway.registry.agentIdOf(agentKey);
@@ -71,27 +156,11 @@ async function finish(system: TestSystem, agent: LocalAccount, human: Address, r
   return { agentId, agent, agentKey, human, txHash: result.txHash, nullifier: result.nullifier };
 }
 
-const nonceOf = (system: TestSystem, agent: Address): Promise<bigint> =>
-  system.client.readContract({ address: system.deployment.contracts.registry, abi: agentRegistryAbi, functionName: 'agentNonces', args: [agent] });
-
 /** K (linked): a new agent key bound to `human`, whose wallet owns the NFT. */
 export async function registerLinked(system: TestSystem, options: RegisterOptions = {}): Promise<RegisteredAgent> {
   const agent = options.agent ?? newAccount();
   const human = options.human ?? newAccount().address;
-  const configIndex = configOf(options);
-  const userDefinedData = await linkedRegistrationData(agent, human, {
-    chainId: system.deployment.chainId,
-    registry: system.deployment.contracts.registry,
-    nonce: await nonceOf(system, agent.address),
-    configIndex,
-  });
-  const result = await submitProof(system, {
-    userId: human,
-    userDefinedData,
-    disclosures: { minimumAge: options.minimumAge ?? 0, ofac: options.ofac ?? false },
-    ...(options.document ? { document: options.document } : {}),
-  });
-  return finish(system, agent, human, result);
+  return register(system, options, agent, human, await linkedData(system, agent, human, configOf(options)));
 }
 
 /** W (wallet-free): the agent owns its own NFT; optional guardian. */
@@ -100,18 +169,6 @@ export async function registerWalletFree(
   options: RegisterOptions & { guardian?: Address } = {},
 ): Promise<RegisteredAgent> {
   const agent = options.agent ?? newAccount();
-  const configIndex = configOf(options);
-  const userDefinedData = await walletFreeRegistrationData(agent, options.guardian ?? null, {
-    chainId: system.deployment.chainId,
-    registry: system.deployment.contracts.registry,
-    nonce: await nonceOf(system, agent.address),
-    configIndex,
-  });
-  const result = await submitProof(system, {
-    userId: agent.address,
-    userDefinedData,
-    disclosures: { minimumAge: options.minimumAge ?? 0, ofac: options.ofac ?? false },
-    ...(options.document ? { document: options.document } : {}),
-  });
-  return finish(system, agent, agent.address, result);
+  const context = await registrationContext(system, agent.address, configOf(options));
+  return register(system, options, agent, agent.address, await walletFreeRegistrationData(agent, options.guardian ?? null, context));
 }

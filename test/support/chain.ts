@@ -7,6 +7,9 @@ import { fund } from '../../src/chain/embedded.js';
 import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import type { NetworkName } from '../../src/core/networks.js';
 
+/** A wallet whose account is a local one, so it can also sign as an agent key (agents.ts, the demo verifier). */
+export type LocalChainWallet = ChainWallet & { account: PrivateKeyAccount };
+
 export interface TestSystem {
   network: NetworkName;
   rpcUrl: string;
@@ -17,7 +20,7 @@ export interface TestSystem {
   deployment: Deployment;
   gateway: NetworkGateway;
   /** A new funded wallet on this chain. */
-  newWallet(): Promise<ChainWallet>;
+  newWallet(): Promise<LocalChainWallet>;
 }
 
 export const LOCAL = { timeoutMs: 5_000, pollingIntervalMs: 20 } as const;
@@ -25,10 +28,11 @@ export const LOCAL = { timeoutMs: 5_000, pollingIntervalMs: 20 } as const;
 export async function deployTestSystem(network: NetworkName = 'testnet'): Promise<TestSystem> {
   const rpcUrl = inject('rpc')[network];
   const client = createChainClient(network, { rpcUrl, ...LOCAL });
-  const newWallet = async (): Promise<ChainWallet> => {
+  const newWallet = async (): Promise<LocalChainWallet> => {
     const account = privateKeyToAccount(generatePrivateKey());
     await fund(client, account.address);
-    return createChainWallet(network, account, { rpcUrl, ...LOCAL });
+    // createChainWallet keeps the account it is given
+    return createChainWallet(network, account, { rpcUrl, ...LOCAL }) as LocalChainWallet;
   };
   const operator = await newWallet();
   const attester = privateKeyToAccount(generatePrivateKey());

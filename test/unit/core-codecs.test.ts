@@ -35,15 +35,7 @@ import {
   userDefinedDataBytes,
   walletFreeRegisterUserData,
 } from '../../src/core/user-data.js';
-
-const CONFIG_ID_TABLE = [
-  '0x7b6436b0c98f62380866d9432c2af0ee08ce16a171bda6951aecd95ee1307d61',
-  '0xc52f992ebee4435b00b65d2c74b12435e96359d1ccf408041528414e6ea687bc',
-  '0xd38655ad3441438e768552b40f8e068ff26a04343093483b3872a3bacfc50173',
-  '0x76dde44ad08950385c0a76f3f372f863fc83e28a1a0e0ac47ecfeee6cbaf50a7',
-  '0x32332b93ed35ffa75a313b4b2f3e096490739747c872307590d30cf7e936483a',
-  '0x6ff4d8ce3da79957bae4f09de498214b7e6125c1983112a4be856a6d78e3f272',
-];
+import { DOCUMENTED_CONFIG_IDS } from '../support/onchain-facts.js';
 
 // RFC 8032 section 7.1, TEST 2.
 const RFC_SECRET = '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb';
@@ -67,8 +59,8 @@ describe('disclosures -> config', () => {
   });
 
   it('config ids equal the deployed table (sha256 of the abi-encoded config)', () => {
-    expect(VERIFICATION_CONFIG_IDS).toEqual(CONFIG_ID_TABLE);
-    for (const i of CONFIG_INDEXES) expect(verificationConfigId(VERIFICATION_CONFIGS[i]!)).toBe(CONFIG_ID_TABLE[i]);
+    expect(VERIFICATION_CONFIG_IDS).toEqual(DOCUMENTED_CONFIG_IDS);
+    for (const i of CONFIG_INDEXES) expect(verificationConfigId(VERIFICATION_CONFIGS[i]!)).toBe(DOCUMENTED_CONFIG_IDS[i]);
     expect(VERIFICATION_CONFIGS[4]).toEqual({
       olderThanEnabled: true,
       olderThan: 18n,
