@@ -25,11 +25,22 @@ export interface DevChainOptions {
   startTimeoutMs?: number;
 }
 
+/**
+ * The anvil binary of this platform. It comes from the platform package of @foundry-rs/anvil, declared as an
+ * optional dependency (the registry mirror here carries only the linux-amd64 build).
+ */
 export function anvilBinaryPath(): string {
   const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch;
-  const platform = process.platform === 'win32' ? 'win32' : process.platform;
+  const target = `${process.platform}-${arch}`;
   const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
-  return require.resolve(`@foundry-rs/anvil-${platform}-${arch}/bin/${exe}`);
+  try {
+    return require.resolve(`@foundry-rs/anvil-${target}/bin/${exe}`);
+  } catch {
+    throw new Error(
+      `No anvil binary for ${target}: install @foundry-rs/anvil-${target}@1.7.1, ` +
+        'or set MAINNET_RPC_URL and TESTNET_RPC_URL to run without local chains',
+    );
+  }
 }
 
 /** Alive and not a zombie (an orphan's exit may never be reaped where PID 1 does not reap). */
