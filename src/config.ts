@@ -2,6 +2,7 @@
 import { isAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
+import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 
 /** A network served by an external RPC (Celo, or any node the operator runs). */
@@ -26,6 +27,13 @@ export interface Config {
   logLevel: string;
   /** Public base URL of the service; derived from host and port when unset. */
   publicUrl: string;
+  /** Encrypts session tokens; generated once under DATA_DIR when unset. */
+  sessionSecret?: string;
+  deepLinkScheme: string;
+  /** The name the identity app shows the human. */
+  appName: string;
+  /** Agents one human may have on the local chains (0 = unlimited; Celo's registry has 1). */
+  maxAgentsPerHuman: number;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -53,6 +61,14 @@ const envSchema = z.object({
   DATA_DIR: optional(z.string().min(1)).default('.data'),
   LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   PUBLIC_URL: optional(z.url({ protocol: /^https?$/ })),
+  SESSION_SECRET: optional(
+    z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
+  ),
+  DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(
+    DEFAULT_DEEP_LINK_SCHEME,
+  ),
+  APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
+  MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -95,6 +111,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: values.DATA_DIR,
     logLevel: values.LOG_LEVEL,
     publicUrl: (values.PUBLIC_URL ?? `http://${displayHost}:${values.PORT}`).replace(/\/+$/, ''),
+    ...(values.SESSION_SECRET ? { sessionSecret: values.SESSION_SECRET } : {}),
+    deepLinkScheme: values.DEEP_LINK_SCHEME,
+    appName: values.APP_NAME,
+    maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<
       NetworkName,
       NetworkConfig

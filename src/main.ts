@@ -1,5 +1,6 @@
 // Composition root: configuration -> chains (embedded anvil or external RPC) -> gateway -> HTTP.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
@@ -10,6 +11,9 @@ import { loadConfig, type Config } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
 import { createLogger } from './logger.js';
+import { createServices } from './services/index.js';
+import { loadSessionSecret } from './sessions/session-secret.js';
+import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
 
@@ -42,7 +46,9 @@ async function setUpNetworks(
         const { rpcUrl, contracts, registryDeployBlock } = networkConfig;
         return [network, { clientOptions: { rpcUrl }, contracts, registryDeployBlock, embedded: false }];
       }
-      const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts);
+      const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts, {
+        maxAgentsPerHuman: config.maxAgentsPerHuman,
+      });
       devChains.push(started.chain);
       logger.info(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
@@ -74,10 +80,24 @@ function describe(url: string, chains: ChainGateway): string {
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const devChains: DevChain[] = [];
+  const store = new SqliteStore(join(config.dataDir, 'store.sqlite'));
   const stopChains = (): Promise<unknown> => Promise.all(devChains.map((chain) => chain.stop()));
   try {
+    const sessionSecret = loadSessionSecret({
+      ...(config.sessionSecret ? { value: config.sessionSecret } : {}),
+      dataDir: config.dataDir,
+      log: (message) => logger.info(message),
+    });
     const chains = new ChainGateway(await setUpNetworks(config, logger, devChains));
-    const app = createApp({ chains, logger, version });
+    const services = createServices({
+      chains,
+      store,
+      sessionSecret,
+      publicUrl: config.publicUrl,
+      deepLinkScheme: config.deepLinkScheme,
+      appName: config.appName,
+    });
+    const app = createApp({ chains, services, store, logger, version });
     const server = await new Promise<Server>((resolve, reject) => {
       const listening = app.listen(config.port, config.host, () => resolve(listening));
       listening.once('error', reject);
@@ -91,12 +111,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await stopChains();
+        await store.close();
       })();
       return stopping;
     };
     return { server, url, chains, devChains, stop };
   } catch (error) {
     await stopChains();
+    await store.close();
     throw error;
   }
 }

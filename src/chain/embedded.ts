@@ -1,11 +1,12 @@
 // The embedded default for one network: an anvil with the network's chain id, its state under DATA_DIR,
 // our contracts deployed on first start and reused after a restart.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { parseEther, type Hex, type PrivateKeyAccount } from 'viem';
+import { parseEther, type Address, type Hex, type PrivateKeyAccount } from 'viem';
+import { agentRegistryAbi } from './artifacts/index.js';
 import { chainIdOf, type NetworkName } from '../core/networks.js';
-import { createChainClient, createChainWallet, type ChainClient, type ClientOptions } from './clients.js';
+import { createChainClient, createChainWallet, type ChainClient, type ChainWallet, type ClientOptions } from './clients.js';
 import { contractsFingerprint, deployContracts, type Deployment } from './deploy.js';
 import { startDevChain, type DevChain } from './devchain.js';
 
@@ -73,14 +74,31 @@ export async function fund(client: ChainClient, address: Hex, amount = FUNDING):
   await client.request({ method: 'anvil_setBalance' as never, params: [address, `0x${amount.toString(16)}`] as never });
 }
 
+export interface EmbeddedOptions {
+  /** The registry's cap on agents per human (0 = unlimited), applied to reused deployments too. */
+  maxAgentsPerHuman?: number;
+}
+
+async function applyMaxAgentsPerHuman(client: ChainClient, wallet: ChainWallet, registry: Address, max: bigint): Promise<void> {
+  const current = await client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'maxAgentsPerHuman' });
+  if (current === max) return;
+  const hash = await wallet.writeContract({ address: registry, abi: agentRegistryAbi, functionName: 'setMaxAgentsPerHuman', args: [max] });
+  await client.waitForTransactionReceipt({ hash });
+}
+
 export async function startEmbeddedNetwork(
   network: NetworkName,
   dataDir: string,
   accounts: DevAccounts,
+  options: EmbeddedOptions = {},
 ): Promise<EmbeddedNetwork> {
   const chainId = chainIdOf(network);
   const stateDir = join(dataDir, 'chains', network);
-  const chain = await startDevChain({ chainId, stateDir });
+  const started = await startDevChain({ chainId, stateDir });
+  // Tools such as the identity-app CLI find the running chain here, while it runs.
+  const rpcUrlFile = join(stateDir, 'rpc-url');
+  writeFileSync(rpcUrlFile, `${started.rpcUrl}\n`);
+  const chain: DevChain = { ...started, stop: () => started.stop().finally(() => rmSync(rpcUrlFile, { force: true })) };
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     await Promise.all([fund(probe, accounts.operator.address), fund(probe, accounts.identityApp.address)]);
@@ -88,12 +106,15 @@ export async function startEmbeddedNetwork(
     const deploymentPath = join(stateDir, 'deployment.json');
     let deployment = readDeployment(deploymentPath);
     const deployedNow = !(await isUsable(probe, deployment, chainId));
+    const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     if (deployedNow) {
-      const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
       deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
       writeFileSync(deploymentPath, serialize(deployment));
     }
     const ready = deployment as Deployment;
+    if (options.maxAgentsPerHuman !== undefined) {
+      await applyMaxAgentsPerHuman(probe, wallet, ready.contracts.registry, BigInt(options.maxAgentsPerHuman));
+    }
     return {
       network,
       chain,

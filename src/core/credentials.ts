@@ -15,3 +15,40 @@ export interface AgentCredentials {
   /** OFAC checks passed: [document number, name + date of birth, name + year of birth]. */
   ofac: readonly [boolean, boolean, boolean];
 }
+
+/** Credentials as the API shows them: what the human disclosed, nothing for what they did not. */
+export interface PublicCredentials {
+  nationality?: string;
+  issuingState?: string;
+  name?: string[];
+  dateOfBirth?: string;
+  gender?: string;
+  expiryDate?: string;
+  /** The age threshold proved (0 when none was asked). */
+  olderThan: number;
+  /** OFAC checks passed: [document number, name + date of birth, name + year of birth]. */
+  ofac: [boolean, boolean, boolean];
+}
+
+// Undisclosed fields come out of the circuit as empty or NUL-filled strings.
+const disclosed = (value: string): string | undefined => {
+  const trimmed = value.replace(/\0/g, '').trim();
+  return trimmed === '' ? undefined : trimmed;
+};
+
+export function publicCredentials(credentials: AgentCredentials): PublicCredentials {
+  const name = credentials.name.map((part) => disclosed(part)).filter((part): part is string => part !== undefined);
+  const fields: Record<string, string | undefined> = {
+    nationality: disclosed(credentials.nationality),
+    issuingState: disclosed(credentials.issuingState),
+    dateOfBirth: disclosed(credentials.dateOfBirth),
+    gender: disclosed(credentials.gender),
+    expiryDate: disclosed(credentials.expiryDate),
+  };
+  return {
+    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+    ...(name.length > 0 ? { name } : {}),
+    olderThan: Number(credentials.olderThan),
+    ofac: [credentials.ofac[0], credentials.ofac[1], credentials.ofac[2]],
+  };
+}

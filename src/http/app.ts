@@ -4,14 +4,25 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { ChainGateway } from '../chain/gateway.js';
+import type { Services } from '../services/index.js';
+import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { perIpLimit } from './middleware/rate-limit.js';
 import { healthRoutes } from './routes/health.js';
+import { registrationRoutes } from './routes/registration.js';
 
 export interface AppDeps {
   chains: ChainGateway;
+  services: Services;
+  /** Where rate-limit counters live. */
+  store: KeyValueStore;
   logger: Logger;
   version: string;
+  clock?: Clock;
 }
+
+/** Session creations per client address and minute (register and its challenges). */
+export const SESSION_CREATION_LIMIT = 10;
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -43,7 +54,17 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(express.json({ limit: '200kb' }));
 
+  const sessionLimit = perIpLimit({
+    store: deps.store,
+    name: 'session-creation',
+    what: 'session creations',
+    limit: SESSION_CREATION_LIMIT,
+    windowMs: 60_000,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
+
   app.use(healthRoutes(deps.chains, deps.version));
+  app.use(registrationRoutes(deps.services.registration, sessionLimit));
 
   app.use('/api', notFoundHandler);
   app.use(errorHandler);

@@ -1,5 +1,6 @@
 // A proof request as the identity app receives it: the fields of the SelfApp object behind a deep link.
 import { getAddress, isAddress, type Address } from 'viem';
+import { selfAppFromDeepLink } from '../core/deep-link.js';
 import type { MinimumAge } from '../core/disclosures.js';
 import type { RequestedDisclosures } from './disclosure-output.js';
 
@@ -46,22 +47,28 @@ export function requestedDisclosuresFromSelfApp(disclosures: Record<string, unkn
 }
 
 export function proofRequestFromSelfApp(app: SelfAppFields): ProofRequest {
+  if (typeof app !== 'object' || app === null) throw new Error('SelfApp is not an object');
+  if (typeof app.endpoint !== 'string' || !isAddress(app.endpoint, { strict: false })) {
+    throw new Error(`SelfApp.endpoint is not an address: ${String(app.endpoint)}`);
+  }
+  const chainId = Number(app.chainID);
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new Error(`SelfApp.chainID is not a chain id: ${String(app.chainID)}`);
+  if (typeof app.userId !== 'string') throw new Error('SelfApp.userId is missing');
   const userId = app.userId.startsWith('0x') ? app.userId : `0x${app.userId}`;
-  if (!isAddress(app.endpoint, { strict: false })) throw new Error(`SelfApp.endpoint is not an address: ${app.endpoint}`);
   if (!isAddress(userId, { strict: false })) throw new Error(`SelfApp.userId is not an address: ${app.userId}`);
+  if (typeof app.userDefinedData !== 'string') throw new Error('SelfApp.userDefinedData is missing');
   return {
     registry: getAddress(app.endpoint),
-    chainId: Number(app.chainID),
-    scopeSeed: app.scope,
+    chainId,
+    scopeSeed: typeof app.scope === 'string' ? app.scope : '',
     userId: getAddress(userId),
     userDefinedData: app.userDefinedData,
-    disclosures: requestedDisclosuresFromSelfApp(app.disclosures),
+    disclosures: requestedDisclosuresFromSelfApp(app.disclosures ?? {}),
   };
 }
 
-/** Reads the `selfApp` query parameter (URL-encoded JSON) of a deep link. */
+/** The proof request behind a deep link (core/deep-link.ts reads the link's SelfApp). */
 export function proofRequestFromDeepLink(deepLink: string): ProofRequest {
-  const encoded = new URL(deepLink).searchParams.get('selfApp');
-  if (!encoded) throw new Error('deep link has no selfApp parameter');
-  return proofRequestFromSelfApp(JSON.parse(encoded) as SelfAppFields);
+  const app = selfAppFromDeepLink(deepLink);
+  return proofRequestFromSelfApp({ ...app, disclosures: { ...app.disclosures } });
 }

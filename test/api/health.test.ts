@@ -2,8 +2,7 @@ import { createServer } from 'node:net';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
-import { createApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/logger.js';
+import { testApp } from '../support/app.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 
 /** A loopback port with nothing listening on it: a chain that is down. */
@@ -15,7 +14,6 @@ async function deadRpcUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-const logger = createLogger('silent');
 
 describe('GET /api/health', () => {
   let mainnet: TestSystem;
@@ -28,7 +26,7 @@ describe('GET /api/health', () => {
   /** GET /api/health of an app serving both test systems, the testnet one through `testnetGateway`. */
   const health = (testnetGateway = testnet.gateway) => {
     const chains = new ChainGateway({ mainnet: mainnet.gateway, testnet: testnetGateway });
-    return request(createApp({ chains, logger, version: '1.2.3' })).get('/api/health');
+    return request(testApp(chains, { version: '1.2.3' }).app).get('/api/health');
   };
 
   /** The testnet network configured with an external RPC at `rpcUrl` (the testnet system's contracts). */
@@ -82,13 +80,13 @@ describe('unknown paths and bad bodies', () => {
   });
 
   it('answers 404 with an error body for an unknown /api path', async () => {
-    const res = await request(createApp({ chains, logger, version: '0' })).get('/api/no/such/thing');
+    const res = await request(testApp(chains).app).get('/api/no/such/thing');
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: expect.stringContaining('GET /api/no/such/thing') });
   });
 
   it('answers 400 with an error body for malformed JSON', async () => {
-    const res = await request(createApp({ chains, logger, version: '0' }))
+    const res = await request(testApp(chains).app)
       .post('/api/anything')
       .set('content-type', 'application/json')
       .send('{"mode": ');

@@ -1,4 +1,5 @@
 // A freshly deployed contract set on the run's anvil, owned by an account of this test file alone.
+import type { Hex } from 'viem';
 import { inject } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createChainClient, createChainWallet, type ChainClient, type ChainWallet } from '../../src/chain/clients.js';
@@ -17,6 +18,8 @@ export interface TestSystem {
   /** Deployer, owner of the hub and holder of the registry's roles. */
   operator: ChainWallet;
   attester: PrivateKeyAccount;
+  /** The attester's private key, for tools that load it from a file (the identity-app CLI's DATA_DIR). */
+  attesterKey: Hex;
   deployment: Deployment;
   gateway: NetworkGateway;
   /** A new funded wallet on this chain. */
@@ -35,7 +38,8 @@ export async function deployTestSystem(network: NetworkName = 'testnet'): Promis
     return createChainWallet(network, account, { rpcUrl, ...LOCAL }) as LocalChainWallet;
   };
   const operator = await newWallet();
-  const attester = privateKeyToAccount(generatePrivateKey());
+  const attesterKey = generatePrivateKey();
+  const attester = privateKeyToAccount(attesterKey);
   const deployment = await deployContracts({ client, wallet: operator, attester: attester.address });
   const gateway = createNetworkGateway(network, {
     clientOptions: { rpcUrl, ...LOCAL },
@@ -43,5 +47,5 @@ export async function deployTestSystem(network: NetworkName = 'testnet'): Promis
     registryDeployBlock: deployment.registryDeployBlock,
     embedded: true,
   });
-  return { network, rpcUrl, client, operator, attester, deployment, gateway, newWallet };
+  return { network, rpcUrl, client, operator, attester, attesterKey, deployment, gateway, newWallet };
 }

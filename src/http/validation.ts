@@ -1,0 +1,11 @@
+// Request parsing with the route's zod schema: a failure is a 400 naming the field and what to fix.
+import type { z } from 'zod';
+import { badRequest } from '../core/errors.js';
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.length ? issue.path.join('.') : what;
+  throw badRequest(`${path}: ${issue?.message ?? 'invalid'}`);
+}

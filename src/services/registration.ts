@@ -1,0 +1,312 @@
+// Registration sessions: open one (agent key, userDefinedData, deep link), follow it to the chain, export
+// the key the service generated. The chain is the source of truth: a session completes when the registry
+// knows the agent's key, whoever submitted the proof.
+import QRCode from 'qrcode';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
+import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
+import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
+import { configIndexFor, type MinimumAge } from '../core/disclosures.js';
+import { badRequest, ServiceError } from '../core/errors.js';
+import { resolveNetwork, type NetworkName } from '../core/networks.js';
+import { MODE_RULES, resolveMode, type RegistrationMode } from '../core/registration-modes.js';
+import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
+import type { SessionRepository } from '../sessions/session-repository.js';
+import { SessionTokens, type SessionClaims } from '../sessions/session-token.js';
+import type { Clock } from '../store/key-value-store.js';
+import { ecdsaChallenge, ed25519Challenge, enrollAgent, type Challenge } from './agent-enrollment.js';
+import { sessionView, type SessionView } from './session-view.js';
+
+export interface DisclosureRequest {
+  minimumAge?: number;
+  ofac?: boolean;
+  nationality?: boolean;
+  name?: boolean;
+}
+
+export interface RegistrationRequest {
+  mode: string;
+  network?: string;
+  humanAddress?: string;
+  disclosures?: DisclosureRequest;
+  agentAddress?: string;
+  agentSignature?: string;
+  ed25519Pubkey?: string;
+  ed25519Signature?: string;
+}
+
+export interface CallbackReport {
+  status: 'success' | 'error';
+  txHash?: Hex;
+  error?: string;
+}
+
+export interface RegistrationSession extends SessionView {
+  deepLink: string;
+  qrData: string;
+  qrImageBase64: string;
+  scanUrl: string;
+  agentAddress: Address;
+  mode: RegistrationMode;
+  network: NetworkName;
+  configIndex: number;
+}
+
+export interface RegistrationStatus extends SessionView {
+  agentAddress: Address;
+  mode: RegistrationMode;
+  network: NetworkName;
+  agentId?: number;
+  txHash?: Hex;
+  credentials?: PublicCredentials;
+  error?: string;
+}
+
+export interface ExportedKey {
+  privateKey: Hex;
+  keyType: 'secp256k1' | 'ed25519';
+  /** Ed25519 only: the raw public key (the registry's agent key). */
+  publicKey?: Hex;
+  agentAddress: Address;
+  agentId: number;
+  network: NetworkName;
+  mode: RegistrationMode;
+}
+
+export interface RegistrationDeps {
+  chains: ChainGateway;
+  sessions: SessionRepository;
+  tokens: SessionTokens;
+  clock: Clock;
+  /** Base URL of this service, for the callback and scan URLs. */
+  publicUrl: string;
+  deepLinkScheme: string;
+  appName: string;
+}
+
+const MINIMUM_AGES: readonly number[] = [0, 18, 21];
+
+function parseHuman(value: string | undefined, mode: RegistrationMode): Address | undefined {
+  if (!MODE_RULES[mode].needsHumanAddress) return undefined;
+  if (value === undefined || !isAddress(value, { strict: false })) {
+    throw badRequest(`humanAddress is required for mode ${mode} and must be a 0x-prefixed 20-byte hex address (the human's wallet)`);
+  }
+  return getAddress(value);
+}
+
+function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disclosures'] {
+  const minimumAge = d.minimumAge ?? 0;
+  if (!MINIMUM_AGES.includes(minimumAge)) throw badRequest('disclosures.minimumAge must be 0, 18 or 21');
+  return { minimumAge: minimumAge as MinimumAge, ofac: d.ofac ?? false, nationality: d.nationality ?? false, name: d.name ?? false };
+}
+
+const qrPng = async (text: string): Promise<string> =>
+  (await QRCode.toBuffer(text, { type: 'png', width: 400, margin: 2, errorCorrectionLevel: 'M' })).toString('base64');
+
+export class RegistrationService {
+  constructor(private readonly deps: RegistrationDeps) {}
+
+  async start(request: RegistrationRequest): Promise<RegistrationSession> {
+    const mode = resolveMode(request.mode);
+    const network = resolveNetwork(request.network ?? 'mainnet');
+    const humanAddress = parseHuman(request.humanAddress, mode);
+    const disclosures = parseDisclosures(request.disclosures);
+    const configIndex = configIndexFor(disclosures);
+    const gateway = this.deps.chains.get(network);
+
+    const { humanAddress: _raw, ...rest } = request;
+    const enrollment = await enrollAgent(
+      { ...rest, mode, ...(humanAddress ? { humanAddress } : {}) },
+      { chainId: gateway.chainId, registry: gateway.registry, configIndex },
+    );
+    const now = this.deps.clock();
+    const record: SessionRecord = {
+      id: newSessionId(),
+      type: 'register',
+      stage: 'qr-ready',
+      network,
+      mode,
+      agentAddress: enrollment.agentAddress,
+      agentKey: enrollment.agentKey,
+      ...(humanAddress ? { humanAddress } : {}),
+      userId: enrollment.userId,
+      userDefinedData: enrollment.userDefinedData,
+      configIndex,
+      disclosures,
+      exportable: !MODE_RULES[mode].externalKey && Object.keys(enrollment.secrets).length > 0,
+      createdAt: now,
+      expiresAt: now + SessionTokens.LIFETIME_MS,
+    };
+    await this.deps.sessions.create(record);
+
+    const claims: SessionClaims = { sessionId: record.id, type: 'register', scope: 'session', expiresAt: record.expiresAt, secrets: enrollment.secrets };
+    const deepLink = await this.deepLink(record, gateway);
+    const view = await sessionView(this.deps.tokens, claims, record, this.deps.clock);
+    return {
+      ...view,
+      deepLink,
+      qrData: deepLink,
+      qrImageBase64: await qrPng(deepLink),
+      scanUrl: `${this.deps.publicUrl}/api/agent/register/qr?format=png&token=${encodeURIComponent(view.sessionToken)}`,
+      agentAddress: enrollment.agentAddress,
+      mode,
+      network,
+      configIndex,
+    };
+  }
+
+  async status(token: string): Promise<RegistrationStatus> {
+    const { claims, record } = await this.open(token);
+    const synced = await this.syncWithChain(record);
+    const view = await sessionView(this.deps.tokens, claims, synced, this.deps.clock);
+    const credentials = synced.details?.['credentials'] as PublicCredentials | undefined;
+    return {
+      ...view,
+      agentAddress: synced.agentAddress as Address,
+      mode: synced.mode as RegistrationMode,
+      network: synced.network,
+      ...(synced.agentId ? { agentId: Number(synced.agentId) } : {}),
+      ...(synced.txHash ? { txHash: synced.txHash } : {}),
+      ...(credentials ? { credentials } : {}),
+      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
+    };
+  }
+
+  /** The deep link and QR again, while the session still waits for the human. */
+  async qr(token: string): Promise<SessionView & { deepLink: string; qrData: string; qrImageBase64: string }> {
+    const { claims, record } = await this.open(token);
+    if (record.stage !== 'qr-ready') throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
+    const deepLink = await this.deepLink(record, this.deps.chains.get(record.network));
+    const view = await sessionView(this.deps.tokens, claims, record, this.deps.clock);
+    return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
+  }
+
+  /** The identity app's report. Idempotent; a completed session stays completed. */
+  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
+    const claims = await this.deps.tokens.open(callbackToken, { type: 'register', scope: 'callback' });
+    if (report.status === 'success' && !report.txHash) throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
+    if (report.status === 'error' && !report.error) throw badRequest('An error callback must say what went wrong in "error"');
+    const receivedAt = this.deps.clock();
+    const updated = await this.deps.sessions.update(claims.sessionId, (record) => {
+      if (record.stage === 'completed') return record;
+      const callback = { receivedAt, outcome: report.status, ...(report.txHash ? { txHash: report.txHash } : {}), ...(report.error ? { error: report.error } : {}) };
+      if (report.status === 'error') return { ...record, callback, stage: 'failed', failureReason: report.error as string };
+      const { failureReason: _dropped, ...rest } = record;
+      return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex };
+    });
+    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
+    return { received: true, stage: synced.stage };
+  }
+
+  async exportKey(token: string): Promise<ExportedKey> {
+    const { claims, record } = await this.open(token);
+    const mode = record.mode as RegistrationMode;
+    if (MODE_RULES[mode].externalKey) {
+      throw badRequest(`Export is not available for ${mode}: the agent key is held by the human's wallet provider and the service never had it`);
+    }
+    const synced = await this.syncWithChain(record);
+    if (synced.stage !== 'completed') throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
+    const secrets = claims.secrets ?? {};
+    const privateKey = secrets.agentPrivateKey ?? secrets.ed25519PrivateKey;
+    if (!privateKey) throw badRequest('This session registered a key you brought yourself: the service never had its private key');
+    return {
+      privateKey,
+      keyType: secrets.agentPrivateKey ? 'secp256k1' : 'ed25519',
+      ...(secrets.ed25519PrivateKey ? { publicKey: synced.agentKey as Hex } : {}),
+      agentAddress: synced.agentAddress as Address,
+      agentId: Number(synced.agentId),
+      network: synced.network,
+      mode,
+    };
+  }
+
+  async challenge(request: { mode: string; network?: string; agentAddress?: string; humanAddress?: string }): Promise<Challenge> {
+    const mode = resolveMode(request.mode);
+    if (!MODE_RULES[mode].externalKey) throw badRequest('The ECDSA challenge is for the privy and smartwallet modes, whose agent key is held by a wallet provider');
+    if (!request.agentAddress || !isAddress(request.agentAddress, { strict: false })) throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address');
+    const humanAddress = parseHuman(request.humanAddress, mode) as Address;
+    const gateway = this.deps.chains.get(resolveNetwork(request.network ?? 'mainnet'));
+    return ecdsaChallenge({ mode, agentAddress: getAddress(request.agentAddress), humanAddress }, { chainId: gateway.chainId, registry: gateway.registry });
+  }
+
+  async ed25519Challenge(request: { pubkey?: string; network?: string; humanAddress?: string }): Promise<Challenge> {
+    if (request.pubkey === undefined) throw badRequest('pubkey is required: the 64-hex-character Ed25519 public key');
+    if (request.humanAddress !== undefined && !isAddress(request.humanAddress, { strict: false })) {
+      throw badRequest('humanAddress must be a 0x-prefixed 20-byte hex address (omit it for the ed25519 mode)');
+    }
+    const gateway = this.deps.chains.get(resolveNetwork(request.network ?? 'mainnet'));
+    return ed25519Challenge(
+      { pubkey: request.pubkey, ...(request.humanAddress ? { humanAddress: getAddress(request.humanAddress) } : {}) },
+      { chainId: gateway.chainId, registry: gateway.registry },
+    );
+  }
+
+  private async open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
+    const claims = await this.deps.tokens.open(token, { type: 'register' });
+    const record = await this.deps.sessions.get(claims.sessionId);
+    if (!record) throw new ServiceError(401, 'Invalid session token');
+    return { claims, record };
+  }
+
+  private async deepLink(record: SessionRecord, gateway: NetworkGateway): Promise<string> {
+    const callbackToken = await this.deps.tokens.issue({ sessionId: record.id, type: 'register', scope: 'callback', expiresAt: record.expiresAt });
+    const app = buildSelfApp({
+      sessionId: record.id,
+      appName: this.deps.appName,
+      network: record.network,
+      registry: gateway.contracts.registry,
+      userId: record.userId,
+      userDefinedData: record.userDefinedData,
+      disclosures: record.disclosures,
+      callbackUrl: `${this.deps.publicUrl}/api/agent/register/callback?token=${encodeURIComponent(callbackToken)}`,
+    });
+    return deepLinkFor(app, this.deps.deepLinkScheme);
+  }
+
+  /** Moves a waiting session forward from what the chain says: registered -> completed; reverted -> failed. */
+  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+    if (record.stage === 'completed') return record;
+    const gateway = this.deps.chains.get(record.network);
+    const agentId = await gateway.registry.agentIdOf(record.agentKey as Hex);
+    if (agentId !== 0n) {
+      const [txHash, agent] = await Promise.all([
+        record.callback?.txHash ?? this.registrationTx(gateway, agentId),
+        gateway.registry.readAgent(agentId),
+      ]);
+      const completedAt = this.deps.clock();
+      return this.deps.sessions.update(record.id, (current) => {
+        if (current.stage === 'completed') return current;
+        const { failureReason: _dropped, ...rest } = current;
+        return {
+          ...rest,
+          stage: 'completed',
+          agentId: agentId.toString(),
+          ...(txHash ? { txHash } : {}),
+          completedAt,
+          details: { ...current.details, ...(agent ? { credentials: publicCredentials(agent.credentials) } : {}) },
+        };
+      });
+    }
+    if (record.stage === 'proof-received' && record.callback?.txHash) {
+      const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
+      if (receipt?.status === 'reverted') {
+        return this.deps.sessions.update(record.id, (current) =>
+          current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: 'The registration transaction reverted on chain' } : current,
+        );
+      }
+    }
+    return record;
+  }
+
+  private async registrationTx(gateway: NetworkGateway, agentId: bigint): Promise<Hex | undefined> {
+    const events = await gateway.client.getContractEvents({
+      address: gateway.contracts.registry,
+      abi: agentRegistryAbi,
+      eventName: 'Registered',
+      args: { agentId },
+      fromBlock: gateway.registryDeployBlock,
+    });
+    return events[0]?.transactionHash ?? undefined;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The key-value port: everything the service keeps that the chain cannot (session records, rate-limit and
+ * replay counters, census entries, A2A tasks). Adapters: memory (tests), sqlite (embedded default).
+ */
+export interface KeyValueStore {
+  get<T>(key: string): Promise<T | undefined>;
+  /** ttlMs: the entry disappears after it (absent = forever). Setting undefined deletes. */
+  set<T>(key: string, value: T, ttlMs?: number): Promise<void>;
+  /**
+   * Atomic read-modify-write: fn sees the current value (undefined if absent/expired); returning undefined
+   * deletes. Returns the new value. A ttlMs given replaces the entry's expiry; without it the old expiry is
+   * kept. If fn throws, nothing changes and the error propagates.
+   */
+  update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined>;
+  delete(key: string): Promise<void>;
+  /** Fixed-window counter: increments key's count, creating it with expiry now+windowMs if absent/expired. */
+  increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
+  close(): Promise<void>;
+}
+
+export type Clock = () => number; // ms since epoch
+
+/** What `increment` keeps under its key; `get` on a counter key returns this. */
+export interface WindowCounter {
+  count: number;
+  resetAt: number;
+}
+
+// ---- shared by the adapters, so both store and read values byte-for-byte the same way ----
+
+/** JSON has no bigint; a bigint travels as {"$bigint":"<decimal>"} and comes back as a bigint. */
+const BIGINT_TAG = '$bigint';
+
+export function encodeValue(value: unknown): string {
+  const text = JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === 'bigint' ? { [BIGINT_TAG]: item.toString() } : item,
+  );
+  // JSON.stringify returns undefined for undefined, functions and symbols: nothing a store can keep.
+  if (text === undefined) throw new TypeError('KeyValueStore values must be JSON-serialisable');
+  return text;
+}
+
+export function decodeValue<T>(text: string): T {
+  return JSON.parse(text, (_key, item: unknown) => (isBigintBox(item) ? BigInt(item[BIGINT_TAG]) : item)) as T;
+}
+
+function isBigintBox(item: unknown): item is { [BIGINT_TAG]: string } {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+  const keys = Object.keys(item);
+  const digits = (item as Record<string, unknown>)[BIGINT_TAG];
+  return keys.length === 1 && typeof digits === 'string' && /^-?\d+$/.test(digits);
+}
+
+/** Absolute expiry (ms) for a ttl, or null for "forever". Rejects ttls that are not finite numbers. */
+export function expiryFor(now: number, ttlMs: number | undefined): number | null {
+  if (ttlMs === undefined) return null;
+  if (!Number.isFinite(ttlMs)) throw new RangeError(`ttlMs must be a finite number of milliseconds, got ${ttlMs}`);
+  return now + ttlMs;
+}
+
+/** An entry is gone at its expiry instant, not one millisecond later (same rule as session tokens). */
+export const isLive = (expiresAt: number | null, now: number): boolean => expiresAt === null || expiresAt > now;
+
+/** The next state of a fixed-window counter. */
+export function nextCounter(current: WindowCounter | undefined, now: number, windowMs: number): WindowCounter {
+  if (!Number.isFinite(windowMs) || windowMs <= 0) {
+    throw new RangeError(`windowMs must be a positive number of milliseconds, got ${windowMs}`);
+  }
+  return current ? { count: current.count + 1, resetAt: current.resetAt } : { count: 1, resetAt: now + windowMs };
+}

@@ -1,0 +1,48 @@
+// The service's express app over test chains, built the way the composition root builds it, with an
+// in-memory store and (optionally) a controlled clock.
+import { randomBytes } from 'node:crypto';
+import type { Express } from 'express';
+import type { ChainGateway } from '../../src/chain/gateway.js';
+import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { createServices, type Services } from '../../src/services/index.js';
+import type { Clock, KeyValueStore } from '../../src/store/key-value-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+
+export interface TestApp {
+  app: Express;
+  services: Services;
+  store: KeyValueStore;
+  sessionSecret: Uint8Array;
+}
+
+export interface TestAppOptions {
+  store?: KeyValueStore;
+  sessionSecret?: Uint8Array;
+  clock?: Clock;
+  publicUrl?: string;
+  version?: string;
+}
+
+export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
+  const store = options.store ?? new MemoryStore(options.clock);
+  const sessionSecret = options.sessionSecret ?? randomBytes(32);
+  const services = createServices({
+    chains,
+    store,
+    sessionSecret,
+    publicUrl: options.publicUrl ?? 'http://127.0.0.1:3000',
+    deepLinkScheme: 'selfapp',
+    appName: 'Agent Identity Registry',
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const app = createApp({
+    chains,
+    services,
+    store,
+    logger: createLogger('silent'),
+    version: options.version ?? '0.0.0-test',
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  return { app, services, store, sessionSecret };
+}

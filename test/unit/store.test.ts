@@ -1,0 +1,184 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { KeyValueStore } from '../../src/store/key-value-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'kv-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCount = 0;
+const adapters: [string, (clock: () => number) => KeyValueStore][] = [
+  ['MemoryStore', (clock) => new MemoryStore(clock)],
+  ['SqliteStore', (clock) => new SqliteStore(join(dir, `nested/store-${++fileCount}.sqlite`), clock)],
+];
+
+describe.each(adapters)('%s', (_name, open) => {
+  let now: number;
+  let store: KeyValueStore;
+
+  beforeEach(() => {
+    now = 1_700_000_000_000;
+    store = open(() => now);
+  });
+  afterEach(() => store.close());
+
+  it('sets, gets and deletes JSON values', async () => {
+    const value = { a: 1, list: ['x', null, true], nested: { s: 'ü' } };
+    await store.set('k', value);
+    expect(await store.get('k')).toEqual(value);
+    await store.set('k', 'replaced');
+    expect(await store.get('k')).toBe('replaced');
+    await store.delete('k');
+    expect(await store.get('k')).toBeUndefined();
+    await store.delete('never-set'); // deleting a missing key is fine
+    expect(await store.get('missing')).toBeUndefined();
+  });
+
+  it('hands out copies, not the stored value itself', async () => {
+    const value = { n: 1 };
+    await store.set('k', value);
+    value.n = 2;
+    const read = await store.get<{ n: number }>('k');
+    read!.n = 3;
+    expect(await store.get('k')).toEqual({ n: 1 });
+  });
+
+  it('round-trips bigints, nested and at the top level', async () => {
+    const value = { agentId: 123456789012345678901234567890n, list: [-5n, 0n], plain: '7' };
+    await store.set('big', value);
+    const read = await store.get<typeof value>('big');
+    expect(read).toEqual(value);
+    expect(typeof read!.agentId).toBe('bigint');
+    await store.set('top', 42n);
+    expect(await store.get('top')).toBe(42n);
+  });
+
+  it('expires an entry at its ttl, by the injected clock', async () => {
+    await store.set('short', 'v', 1_000);
+    await store.set('forever', 'v');
+    now += 999;
+    expect(await store.get('short')).toBe('v');
+    now += 1;
+    expect(await store.get('short')).toBeUndefined();
+    now += 10 * 365 * 24 * 3600_000;
+    expect(await store.get('forever')).toBe('v');
+  });
+
+  it('update: creates, modifies, deletes, and returns the new value', async () => {
+    expect(await store.update<number>('n', (current) => (current ?? 0) + 1)).toBe(1);
+    expect(await store.update<number>('n', (current) => (current ?? 0) + 1)).toBe(2);
+    expect(await store.get('n')).toBe(2);
+    expect(await store.update<number>('n', () => undefined)).toBeUndefined();
+    expect(await store.get('n')).toBeUndefined();
+  });
+
+  it('update: keeps the old expiry without a ttl and replaces it with one', async () => {
+    await store.set('k', 1, 1_000);
+    now += 500;
+    await store.update<number>('k', (current) => current! + 1);
+    now += 499;
+    expect(await store.get('k')).toBe(2);
+    await store.update<number>('k', (current) => current! + 1, 1_000); // expires at now + 1000 from here
+    now += 999;
+    expect(await store.get('k')).toBe(3);
+    now += 1;
+    expect(await store.get('k')).toBeUndefined();
+  });
+
+  it('update: an expired entry looks absent to fn', async () => {
+    await store.set('k', 'old', 10);
+    now += 10;
+    let seen: unknown = 'not called';
+    await store.update<string>('k', (current) => {
+      seen = current;
+      return 'new';
+    });
+    expect(seen).toBeUndefined();
+    now += 1_000_000; // created without a ttl and the expired entry's expiry is not inherited
+    expect(await store.get('k')).toBe('new');
+  });
+
+  it('update: fn throwing leaves the value untouched', async () => {
+    await store.set('k', { v: 1 });
+    await expect(
+      store.update<{ v: number }>('k', () => {
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await store.get('k')).toEqual({ v: 1 });
+  });
+
+  it('update: concurrent read-modify-writes lose no increment', async () => {
+    await Promise.all(
+      Array.from({ length: 50 }, () => store.update<number>('counter', (current) => (current ?? 0) + 1)),
+    );
+    expect(await store.get('counter')).toBe(50);
+  });
+
+  it('increment: counts within a fixed window and starts a new one after it', async () => {
+    const start = now;
+    expect(await store.increment('ip:1', 60_000)).toEqual({ count: 1, resetAt: start + 60_000 });
+    now += 30_000;
+    expect(await store.increment('ip:1', 60_000)).toEqual({ count: 2, resetAt: start + 60_000 });
+    expect(await store.increment('ip:2', 60_000)).toEqual({ count: 1, resetAt: now + 60_000 });
+    now = start + 60_000; // the window ends at resetAt
+    expect(await store.increment('ip:1', 60_000)).toEqual({ count: 1, resetAt: now + 60_000 });
+  });
+
+  it('increment: concurrent increments each get their own count', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, () => store.increment('burst', 1_000)));
+    expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('refuses values and ttls it cannot keep', async () => {
+    await expect(store.set('fn', () => 1)).rejects.toThrow(TypeError);
+    await expect(store.set('k', 1, Number.NaN)).rejects.toThrow(RangeError);
+    await expect(store.increment('k', 0)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('SqliteStore on disk', () => {
+  it('keeps data across a reopen of the same file (a service restart)', async () => {
+    const path = join(dir, 'restart/data.sqlite');
+    const first = new SqliteStore(path);
+    await first.set('session:abc', { stage: 'qr-ready', agentId: 7n }, 60_000);
+    await first.increment('rate:ip', 60_000);
+    await first.close();
+
+    const second = new SqliteStore(path);
+    expect(await second.get('session:abc')).toEqual({ stage: 'qr-ready', agentId: 7n });
+    expect((await second.increment('rate:ip', 60_000)).count).toBe(2);
+    await second.close();
+  });
+
+  it('purges expired rows when it opens the file', async () => {
+    let now = 1_000;
+    const path = join(dir, 'purge.sqlite');
+    const first = new SqliteStore(path, () => now);
+    await first.set('gone', 1, 10);
+    await first.set('kept', 1);
+    await first.close();
+    now = 2_000;
+    const second = new SqliteStore(path, () => now);
+    await second.close();
+
+    // Read the raw table: the expired row is gone, not just hidden.
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT key FROM kv ORDER BY key').all()).toEqual([{ key: 'kept' }]);
+    db.close();
+  });
+
+  it('uses WAL mode', async () => {
+    const path = join(dir, 'wal.sqlite');
+    const store = new SqliteStore(path);
+    await store.close();
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+});
