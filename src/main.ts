@@ -1,7 +1,7 @@
 // Composition root: configuration -> chains (embedded anvil or external RPC) -> gateway -> HTTP.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import type { DevChain } from './chain/devchain.js';
@@ -89,22 +89,24 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       log: (message) => logger.info(message),
     });
     const chains = new ChainGateway(await setUpNetworks(config, logger, devChains));
-    const services = createServices({
-      chains,
-      store,
-      sessionSecret,
-      publicUrl: config.publicUrl,
-      deepLinkScheme: config.deepLinkScheme,
-      appName: config.appName,
-    });
-    const app = createApp({ chains, services, store, logger, version });
-    const server = await new Promise<Server>((resolve, reject) => {
-      const listening = app.listen(config.port, config.host, () => resolve(listening));
-      listening.once('error', reject);
+    // Listen before building the services: with PORT=0 the links they hand out need the bound port.
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
     });
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+    const services = createServices({
+      chains,
+      store,
+      sessionSecret,
+      publicUrl: url,
+      deepLinkScheme: config.deepLinkScheme,
+      appName: config.appName,
+    });
+    server.on('request', createApp({ chains, services, store, logger, version }));
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
