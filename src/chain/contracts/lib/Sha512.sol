@@ -91,10 +91,10 @@ library Sha512 {
             let h7 := 0x5be0cd19137e2179
             let lanes := 0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff
 
-            for { let block := ptr let end := add(ptr, padded) } lt(block, end) { block := add(block, 0x80) } {
+            for { let blk := ptr let end := add(ptr, padded) } lt(blk, end) { blk := add(blk, 0x80) } {
                 // Message schedule (6.4.2 step 1) as 40 pairs.
                 for { let j := 0 } lt(j, 0x100) { j := add(j, 0x20) } {
-                    let x := shr(128, mload(add(block, shr(1, j)))) // W[2j] << 64 | W[2j+1]
+                    let x := shr(128, mload(add(blk, shr(1, j)))) // W[2j] << 64 | W[2j+1]
                     mstore(add(w, j), or(shl(64, and(x, not(0xffffffffffffffff))), and(x, 0xffffffffffffffff)))
                 }
                 for { let j := 0x100 } lt(j, 0x500) { j := add(j, 0x20) } {
