@@ -3,7 +3,9 @@ import type { z } from 'zod';
 import { badRequest } from '../core/errors.js';
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
+  // express.json leaves the body undefined when the request is not application/json
+  if (value === undefined) throw badRequest(`Send the ${what} as a JSON object with Content-Type: application/json`);
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.length ? issue.path.join('.') : what;

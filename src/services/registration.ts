@@ -2,7 +2,7 @@
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
 import QRCode from 'qrcode';
-import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { getAddress, isAddress, isAddressEqual, parseEventLogs, type Address, type Hex } from 'viem';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
@@ -205,11 +205,11 @@ export class RegistrationService {
     if (MODE_RULES[mode].externalKey) {
       throw badRequest(`Export is not available for ${mode}: the agent key is held by the human's wallet provider and the service never had it`);
     }
-    const synced = await this.syncWithChain(record);
-    if (synced.stage !== 'completed') throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
     const secrets = claims.secrets ?? {};
     const privateKey = secrets.agentPrivateKey ?? secrets.ed25519PrivateKey;
-    if (!privateKey) throw badRequest('This session registered a key you brought yourself: the service never had its private key');
+    if (!privateKey) throw badRequest('This session registers a key you brought yourself: the service never had its private key');
+    const synced = await this.syncWithChain(record);
+    if (synced.stage !== 'completed') throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
     return {
       privateKey,
       keyType: secrets.agentPrivateKey ? 'secp256k1' : 'ed25519',
@@ -271,7 +271,7 @@ export class RegistrationService {
     const agentId = await gateway.registry.agentIdOf(record.agentKey as Hex);
     if (agentId !== 0n) {
       const [txHash, agent] = await Promise.all([
-        record.callback?.txHash ?? this.registrationTx(gateway, agentId),
+        this.registrationTx(gateway, agentId, record.callback?.txHash),
         gateway.registry.readAgent(agentId),
       ]);
       const completedAt = this.deps.clock();
@@ -299,7 +299,17 @@ export class RegistrationService {
     return record;
   }
 
-  private async registrationTx(gateway: NetworkGateway, agentId: bigint): Promise<Hex | undefined> {
+  /** The transaction that minted the agent: the one the identity app reported if it did, else from the logs. */
+  private async registrationTx(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
+    if (reported) {
+      const receipt = await gateway.client.getTransactionReceipt({ hash: reported }).catch(() => undefined);
+      const registered = receipt
+        ? parseEventLogs({ abi: agentRegistryAbi, logs: receipt.logs, eventName: 'Registered' }).some(
+            (event) => isAddressEqual(event.address, gateway.contracts.registry) && event.args.agentId === agentId,
+          )
+        : false;
+      if (registered) return reported;
+    }
     const events = await gateway.client.getContractEvents({
       address: gateway.contracts.registry,
       abi: agentRegistryAbi,

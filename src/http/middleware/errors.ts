@@ -6,6 +6,20 @@ import { ServiceError } from '../../core/errors.js';
 interface HttpParserError extends Error {
   status?: number;
   type?: string;
+  body?: string;
+}
+
+/** express.json refuses a body that is JSON but not an object or array; say so rather than "not JSON". */
+function parserMessage(error: HttpParserError): string {
+  if (error.type === 'entity.parse.failed' && error.body !== undefined) {
+    try {
+      JSON.parse(error.body);
+      return 'Request body must be a JSON object';
+    } catch {
+      // really malformed: the generic message below
+    }
+  }
+  return PARSER_MESSAGES[error.type ?? ''] ?? error.message;
 }
 
 const PARSER_MESSAGES: Record<string, string> = {
@@ -25,7 +39,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   }
   const parserError = error as HttpParserError;
   if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-    res.status(parserError.status).json({ error: PARSER_MESSAGES[parserError.type ?? ''] ?? parserError.message });
+    res.status(parserError.status).json({ error: parserMessage(parserError) });
     return;
   }
   req.log.error({ err: error }, 'request failed');

@@ -12,24 +12,11 @@ pragma solidity ^0.8.28;
 library Sha512 {
     /// @notice SHA-512 of the `len` bytes at `ptr`.
     /// @dev Pads in place: the caller must own the memory from ptr + len up to the next 128-byte boundary that leaves
-    /// room for the 17 padding bytes, plus 16 bytes more. `work` points at 0xa00 bytes of scratch memory (round
-    /// constants and message schedule, as pairs).
+    /// room for the 17 padding bytes, plus 16 bytes more. `work` points at 0x1000 bytes of scratch memory (round
+    /// constants, message schedule as pairs, the pairs plus constants, and the hash state).
     /// @return hi the digest's first 32 bytes and @return lo its last 32 bytes, as big-endian words
     function hash(uint256 ptr, uint256 len, uint256 work) internal pure returns (uint256 hi, uint256 lo) {
         assembly ("memory-safe") {
-            // One round (FIPS 180-4 6.4.2 step 3) on a..h. The caller renames instead of shifting the variables:
-            // it stores the new e in d's variable and the new a in h's. `kw` holds K[t] + W[t] in its low 64 bits.
-            function round(a, b, c, d, e, f, g, h, kw) -> newE, newA {
-                let ee := or(e, shl(64, e))
-                let aa := or(a, shl(64, a))
-                // T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t]; Σ1 = rotr 14 ^ rotr 18 ^ rotr 41
-                let t1 := add(add(h, kw), add(xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)), xor(g, and(e, xor(f, g)))))
-                newE := and(add(d, t1), 0xffffffffffffffff)
-                // T2 = Σ0(a) + Maj(a, b, c); Σ0 = rotr 28 ^ rotr 34 ^ rotr 39
-                let t2 := add(xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)), or(and(a, b), and(c, or(a, b))))
-                newA := and(add(t1, t2), 0xffffffffffffffff)
-            }
-
             // Padding (5.1.2): 0x80, zeros, then the bit length as a 128-bit big-endian number ending the last block.
             let padded := and(add(len, 0x90), not(0x7f))
             calldatacopy(add(ptr, len), calldatasize(), sub(padded, len)) // zeros (calldata reads past its end as 0)
@@ -80,70 +67,188 @@ library Sha512 {
             mstore(add(k, 0x4c0), 0x00000000000000004cc5d4becb3e42b60000000000000000597f299cfc657e2a)
             mstore(add(k, 0x4e0), 0x00000000000000005fcb6fab3ad6faec00000000000000006c44198c4a475817)
 
-            // Initial hash value (5.3.5): fractional parts of the square roots of the first 8 primes.
-            let h0 := 0x6a09e667f3bcc908
-            let h1 := 0xbb67ae8584caa73b
-            let h2 := 0x3c6ef372fe94f82b
-            let h3 := 0xa54ff53a5f1d36f1
-            let h4 := 0x510e527fade682d1
-            let h5 := 0x9b05688c2b3e6c1f
-            let h6 := 0x1f83d9abfb41bd6b
-            let h7 := 0x5be0cd19137e2179
-            let lanes := 0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff
+            // Initial hash value (5.3.5): fractional parts of the square roots of the first 8 primes. The state
+            // H0..H7 lives in memory at hs: the stack is kept for a..h.
+            let hs := add(work, 0xf00)
+            mstore(hs, 0x6a09e667f3bcc908)
+            mstore(add(hs, 0x20), 0xbb67ae8584caa73b)
+            mstore(add(hs, 0x40), 0x3c6ef372fe94f82b)
+            mstore(add(hs, 0x60), 0xa54ff53a5f1d36f1)
+            mstore(add(hs, 0x80), 0x510e527fade682d1)
+            mstore(add(hs, 0xa0), 0x9b05688c2b3e6c1f)
+            mstore(add(hs, 0xc0), 0x1f83d9abfb41bd6b)
+            mstore(add(hs, 0xe0), 0x5be0cd19137e2179)
 
-            for { let blk := ptr let end := add(ptr, padded) } lt(blk, end) { blk := add(blk, 0x80) } {
-                // Message schedule (6.4.2 step 1) as 40 pairs.
+            for { let blk := ptr } lt(blk, add(ptr, padded)) { blk := add(blk, 0x80) } {
+                // Message schedule (6.4.2 step 1) as 40 pairs at w, and the pairs K + W at w + 0x500.
                 for { let j := 0 } lt(j, 0x100) { j := add(j, 0x20) } {
                     let x := shr(128, mload(add(blk, shr(1, j)))) // W[2j] << 64 | W[2j+1]
-                    mstore(add(w, j), or(shl(64, and(x, not(0xffffffffffffffff))), and(x, 0xffffffffffffffff)))
+                    x := or(shl(64, and(x, not(0xffffffffffffffff))), and(x, 0xffffffffffffffff))
+                    mstore(add(w, j), x)
+                    mstore(add(w, add(j, 0x500)), add(x, mload(add(k, j))))
                 }
-                for { let j := 0x100 } lt(j, 0x500) { j := add(j, 0x20) } {
-                    let q := add(w, j)
-                    let w2 := mload(sub(q, 0x20)) // W[2j-2], W[2j-1]
+                for { let q := add(w, 0x100) } lt(q, add(w, 0x500)) { q := add(q, 0x20) } {
                     let w16 := mload(sub(q, 0x100)) // W[2j-16], W[2j-15]
-                    let w7 := or(shl(128, mload(sub(q, 0x80))), shr(128, mload(sub(q, 0x60)))) // W[2j-7], W[2j-6]
-                    let w15 := or(shl(128, w16), shr(128, mload(sub(q, 0xe0)))) // W[2j-15], W[2j-14]
-                    // σ1 = rotr 19 ^ rotr 61 ^ shr 6, σ0 = rotr 1 ^ rotr 8 ^ shr 7, on both lanes at once
-                    let s1 := xor(xor(xor(shr(19, w2), shl(45, w2)), xor(shr(61, w2), shl(3, w2))), shr(6, w2))
-                    let s0 := xor(xor(xor(shr(1, w15), shl(63, w15)), xor(shr(8, w15), shl(56, w15))), shr(7, w15))
-                    mstore(q, and(add(add(and(s1, lanes), w7), add(and(s0, lanes), w16)), lanes))
+                    // σ1(W[2j-2], W[2j-1]) with σ1 = rotr 19 ^ rotr 61 ^ shr 6, both lanes at once, plus W[2j-7], W[2j-6]
+                    let x := mload(sub(q, 0x20))
+                    x := and(
+                        add(
+                            and(
+                                xor(xor(xor(shr(19, x), shl(45, x)), xor(shr(61, x), shl(3, x))), shr(6, x)),
+                                0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff
+                            ),
+                            add(or(shl(128, mload(sub(q, 0x80))), shr(128, mload(sub(q, 0x60)))), w16)
+                        ),
+                        0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff
+                    )
+                    // σ0(W[2j-15], W[2j-14]) with σ0 = rotr 1 ^ rotr 8 ^ shr 7
+                    let w15 := or(shl(128, w16), shr(128, mload(sub(q, 0xe0))))
+                    x := and(
+                        add(x, and(xor(xor(xor(shr(1, w15), shl(63, w15)), xor(shr(8, w15), shl(56, w15))), shr(7, w15)), 0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff)),
+                        0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff
+                    )
+                    mstore(q, x)
+                    mstore(add(q, 0x500), add(x, mload(sub(q, 0x500))))
                 }
 
-                // 80 rounds, eight per iteration (two per pair).
-                let a := h0
-                let b := h1
-                let c := h2
-                let d := h3
-                let e := h4
-                let f := h5
-                let g := h6
-                let h := h7
-                for { let j := 0 } lt(j, 0x500) { j := add(j, 0x80) } {
-                    // the low lane's rounds take the whole pair: the high lane only adds bits above 64
-                    let kw := add(mload(add(w, j)), mload(add(k, j)))
-                    d, h := round(a, b, c, d, e, f, g, h, shr(128, kw))
-                    c, g := round(h, a, b, c, d, e, f, g, kw)
-                    kw := add(mload(add(w, add(j, 0x20))), mload(add(k, add(j, 0x20))))
-                    b, f := round(g, h, a, b, c, d, e, f, shr(128, kw))
-                    a, e := round(f, g, h, a, b, c, d, e, kw)
-                    kw := add(mload(add(w, add(j, 0x40))), mload(add(k, add(j, 0x40))))
-                    h, d := round(e, f, g, h, a, b, c, d, shr(128, kw))
-                    g, c := round(d, e, f, g, h, a, b, c, kw)
-                    kw := add(mload(add(w, add(j, 0x60))), mload(add(k, add(j, 0x60))))
-                    f, b := round(c, d, e, f, g, h, a, b, shr(128, kw))
-                    e, a := round(b, c, d, e, f, g, h, a, kw)
+                let a := mload(hs)
+                let b := mload(add(hs, 0x20))
+                let c := mload(add(hs, 0x40))
+                let d := mload(add(hs, 0x60))
+                let e := mload(add(hs, 0x80))
+                let f := mload(add(hs, 0xa0))
+                let g := mload(add(hs, 0xc0))
+                let h := mload(add(hs, 0xe0))
+                // 80 rounds (6.4.2 step 3), eight per iteration: T1 = h + Σ1(e) + Ch(e, f, g) + K[t] + W[t] and
+                // T2 = Σ0(a) + Maj(a, b, c) with Σ1 = rotr 14 ^ rotr 18 ^ rotr 41 and Σ0 = rotr 28 ^ rotr 34 ^ rotr 39.
+                // Instead of shifting a..h, the new e (d + T1) goes into d's variable and the new a (T1 + T2) into
+                // h's: the names rotate by one per round and come back after eight. The round of a pair's low lane
+                // adds the whole pair, whose high lane only adds bits above 64.
+                for { let q := add(w, 0x500) } lt(q, hs) { q := add(q, 0x80) } {
+                    {
+                        let t1 := add(h, shr(128, mload(q)))
+                        {
+                            let ee := or(e, shl(64, e))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(g, and(e, xor(f, g))))
+                        d := and(add(d, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(a, shl(64, a))
+                            h := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        h := and(add(h, or(and(a, b), and(c, or(a, b)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(g, mload(q))
+                        {
+                            let ee := or(d, shl(64, d))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(f, and(d, xor(e, f))))
+                        c := and(add(c, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(h, shl(64, h))
+                            g := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        g := and(add(g, or(and(h, a), and(b, or(h, a)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(f, shr(128, mload(add(q, 0x20))))
+                        {
+                            let ee := or(c, shl(64, c))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(e, and(c, xor(d, e))))
+                        b := and(add(b, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(g, shl(64, g))
+                            f := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        f := and(add(f, or(and(g, h), and(a, or(g, h)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(e, mload(add(q, 0x20)))
+                        {
+                            let ee := or(b, shl(64, b))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(d, and(b, xor(c, d))))
+                        a := and(add(a, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(f, shl(64, f))
+                            e := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        e := and(add(e, or(and(f, g), and(h, or(f, g)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(d, shr(128, mload(add(q, 0x40))))
+                        {
+                            let ee := or(a, shl(64, a))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(c, and(a, xor(b, c))))
+                        h := and(add(h, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(e, shl(64, e))
+                            d := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        d := and(add(d, or(and(e, f), and(g, or(e, f)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(c, mload(add(q, 0x40)))
+                        {
+                            let ee := or(h, shl(64, h))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(b, and(h, xor(a, b))))
+                        g := and(add(g, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(d, shl(64, d))
+                            c := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        c := and(add(c, or(and(d, e), and(f, or(d, e)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(b, shr(128, mload(add(q, 0x60))))
+                        {
+                            let ee := or(g, shl(64, g))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(a, and(g, xor(h, a))))
+                        f := and(add(f, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(c, shl(64, c))
+                            b := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        b := and(add(b, or(and(c, d), and(e, or(c, d)))), 0xffffffffffffffff)
+                    }
+                    {
+                        let t1 := add(a, mload(add(q, 0x60)))
+                        {
+                            let ee := or(f, shl(64, f))
+                            t1 := add(t1, xor(xor(shr(14, ee), shr(18, ee)), shr(41, ee)))
+                        }
+                        t1 := add(t1, xor(h, and(f, xor(g, h))))
+                        e := and(add(e, t1), 0xffffffffffffffff)
+                        {
+                            let aa := or(b, shl(64, b))
+                            a := add(t1, xor(xor(shr(28, aa), shr(34, aa)), shr(39, aa)))
+                        }
+                        a := and(add(a, or(and(b, c), and(d, or(b, c)))), 0xffffffffffffffff)
+                    }
                 }
-                h0 := and(add(h0, a), 0xffffffffffffffff)
-                h1 := and(add(h1, b), 0xffffffffffffffff)
-                h2 := and(add(h2, c), 0xffffffffffffffff)
-                h3 := and(add(h3, d), 0xffffffffffffffff)
-                h4 := and(add(h4, e), 0xffffffffffffffff)
-                h5 := and(add(h5, f), 0xffffffffffffffff)
-                h6 := and(add(h6, g), 0xffffffffffffffff)
-                h7 := and(add(h7, h), 0xffffffffffffffff)
+                mstore(hs, and(add(mload(hs), a), 0xffffffffffffffff))
+                mstore(add(hs, 0x20), and(add(mload(add(hs, 0x20)), b), 0xffffffffffffffff))
+                mstore(add(hs, 0x40), and(add(mload(add(hs, 0x40)), c), 0xffffffffffffffff))
+                mstore(add(hs, 0x60), and(add(mload(add(hs, 0x60)), d), 0xffffffffffffffff))
+                mstore(add(hs, 0x80), and(add(mload(add(hs, 0x80)), e), 0xffffffffffffffff))
+                mstore(add(hs, 0xa0), and(add(mload(add(hs, 0xa0)), f), 0xffffffffffffffff))
+                mstore(add(hs, 0xc0), and(add(mload(add(hs, 0xc0)), g), 0xffffffffffffffff))
+                mstore(add(hs, 0xe0), and(add(mload(add(hs, 0xe0)), h), 0xffffffffffffffff))
             }
-            hi := or(or(shl(192, h0), shl(128, h1)), or(shl(64, h2), h3))
-            lo := or(or(shl(192, h4), shl(128, h5)), or(shl(64, h6), h7))
+            hi := or(or(shl(192, mload(hs)), shl(128, mload(add(hs, 0x20)))), or(shl(64, mload(add(hs, 0x40))), mload(add(hs, 0x60))))
+            lo := or(or(shl(192, mload(add(hs, 0x80))), shl(128, mload(add(hs, 0xa0)))), or(shl(64, mload(add(hs, 0xc0))), mload(add(hs, 0xe0))))
         }
     }
 }
