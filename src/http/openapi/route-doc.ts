@@ -1,0 +1,26 @@
+// Each route module describes its endpoints with the same zod schemas it validates with; the OpenAPI
+// document is generated from these descriptions, so it cannot drift from what the routes accept.
+import type { z } from 'zod';
+
+export interface ResponseDoc {
+  description: string;
+  /** JSON body; absent for bodies that are not JSON (images, redirects) or empty. */
+  schema?: z.ZodType;
+  /** Content type when the body is not JSON, e.g. image/png. */
+  contentType?: string;
+}
+
+export interface RouteDoc {
+  method: 'get' | 'post';
+  /** OpenAPI path template, e.g. /api/agent/info/{chainId}/{agentId}. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Which session token transports apply (documented as security/parameters). */
+  sessionToken?: 'query-or-bearer' | 'query-bearer-or-body';
+  responses: Record<number, ResponseDoc>;
+}

@@ -1,0 +1,52 @@
+// Prometheus metrics of the service (prom-client), in one registry per service instance so tests and
+// several apps in one process do not share counters.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly rpcRequests = new Counter({
+    name: 'rpc_requests_total',
+    help: 'HTTP round trips to the chain RPC, by network (a JSON-RPC batch or multicall counts once)',
+    labelNames: ['network'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cacheLookups = new Counter({
+    name: 'cache_lookups_total',
+    help: 'Cache lookups by cache and result (hit or miss)',
+    labelNames: ['cache', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  cacheHit(cache: string): void {
+    this.cacheLookups.inc({ cache, result: 'hit' });
+  }
+
+  cacheMiss(cache: string): void {
+    this.cacheLookups.inc({ cache, result: 'miss' });
+  }
+
+  rpcRequest(network: string): void {
+    this.rpcRequests.inc({ network });
+  }
+}
