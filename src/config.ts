@@ -51,6 +51,7 @@ const networkEnv = (prefix: string) => ({
     [`${prefix}_PROOF_PROVIDER_ADDRESS`]: optional(address),
     [`${prefix}_HUB_ADDRESS`]: optional(address),
     [`${prefix}_DEMO_VERIFIER_ADDRESS`]: optional(address),
+    [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: optional(address),
     [`${prefix}_MULTICALL_ADDRESS`]: optional(address),
     [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: optional(z.coerce.bigint().nonnegative()),
 });
@@ -90,6 +91,7 @@ function networkConfig(env: Record<string, unknown>, network: NetworkName): Netw
       proofProvider: read<Address>('PROOF_PROVIDER_ADDRESS') ?? defaults.proofProvider,
       hub: read<Address>('HUB_ADDRESS') ?? defaults.hub,
       demoVerifier: read<Address>('DEMO_VERIFIER_ADDRESS') ?? defaults.demoVerifier,
+      demoVerifierEd25519: read<Address>('DEMO_VERIFIER_ED25519_ADDRESS') ?? defaults.demoVerifierEd25519,
       multicall: read<Address>('MULTICALL_ADDRESS') ?? defaults.multicall,
     },
     registryDeployBlock: read<bigint>('REGISTRY_DEPLOY_BLOCK') ?? defaults.registryDeployBlock,

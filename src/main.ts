@@ -11,6 +11,7 @@ import { loadConfig, type Config } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
 import { createLogger } from './logger.js';
+import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
 import { loadSessionSecret } from './sessions/session-secret.js';
 import { SqliteStore } from './store/sqlite-store.js';
@@ -32,6 +33,7 @@ async function setUpNetworks(
   config: Config,
   logger: Logger,
   devChains: DevChain[],
+  metrics: Metrics,
 ): Promise<Record<NetworkName, NetworkGateway>> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
@@ -61,7 +63,12 @@ async function setUpNetworks(
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   const setups = results.map((r) => (r as PromiseFulfilledResult<[NetworkName, NetworkSetup]>).value);
-  return Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, setup)])) as Record<
+  // Every HTTP round trip to a network's RPC counts in rpc_requests_total{network}.
+  const counted = (network: NetworkName, setup: NetworkSetup): NetworkSetup => ({
+    ...setup,
+    clientOptions: { ...setup.clientOptions, onRequest: () => metrics.rpcRequest(network) },
+  });
+  return Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, counted(network, setup))])) as Record<
     NetworkName,
     NetworkGateway
   >;
@@ -82,13 +89,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const devChains: DevChain[] = [];
   const store = new SqliteStore(join(config.dataDir, 'store.sqlite'));
   const stopChains = (): Promise<unknown> => Promise.all(devChains.map((chain) => chain.stop()));
+  const metrics = new Metrics({ defaultMetrics: true });
   try {
     const sessionSecret = loadSessionSecret({
       ...(config.sessionSecret ? { value: config.sessionSecret } : {}),
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const chains = new ChainGateway(await setUpNetworks(config, logger, devChains));
+    const chains = new ChainGateway(await setUpNetworks(config, logger, devChains, metrics));
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
@@ -105,13 +113,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       publicUrl: url,
       deepLinkScheme: config.deepLinkScheme,
       appName: config.appName,
+      metrics,
+      onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
     });
-    server.on('request', createApp({ chains, services, store, logger, version }));
+    // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
+    // until it is done, answers bypass the cache.
+    void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
+    server.on('request', createApp({ chains, services, store, logger, version, metrics, publicUrl: url }));
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await services.queries.stop();
         await stopChains();
         await store.close();
       })();

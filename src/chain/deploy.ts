@@ -1,14 +1,18 @@
 // Deploys our contract set on a chain we run ourselves: the local identity hub, the registry (which
-// registers its six verification configs on the hub), the proof provider, the demo verifier and a batch
-// reader for multicall.
+// registers its six verification configs on the hub), the proof provider, the Ed25519 verifier of the
+// registry's "E" action, the two demo verifiers (EIP-712 and Ed25519) and a batch reader for multicall.
 import { getAddress, keccak256, type Abi, type Address, type Hex } from 'viem';
 import {
   agentDemoVerifierAbi,
   agentDemoVerifierBytecode,
+  agentDemoVerifierEd25519Abi,
+  agentDemoVerifierEd25519Bytecode,
   agentRegistryAbi,
   agentRegistryBytecode,
   batchReaderAbi,
   batchReaderBytecode,
+  ed25519VerifierDeployerAbi,
+  ed25519VerifierDeployerBytecode,
   humanProofProviderAbi,
   humanProofProviderBytecode,
   localIdentityHubAbi,
@@ -34,6 +38,8 @@ export const contractsFingerprint: Hex = keccak256(
     humanProofProviderBytecode,
     agentDemoVerifierBytecode,
     batchReaderBytecode,
+    ed25519VerifierDeployerBytecode,
+    agentDemoVerifierEd25519Bytecode,
   ]
     .map((code) => code.slice(2))
     .join('')}`,
@@ -75,10 +81,27 @@ export async function deployContracts({ client, wallet, attester }: DeployOption
     functionName: 'setSelfProofProvider',
     args: [provider.address],
   });
+  // Ed25519VerifierDeployer's creation code leaves an Ed25519Verifier (with its fixed-base tables) at its address
+  const ed25519Verifier = await deploy(client, wallet, ed25519VerifierDeployerAbi, ed25519VerifierDeployerBytecode, []);
+  const setVerifier = await wallet.writeContract({
+    address: registry.address,
+    abi: agentRegistryAbi,
+    functionName: 'setEd25519Verifier',
+    args: [ed25519Verifier.address],
+  });
   const demo = await deploy(client, wallet, agentDemoVerifierAbi, agentDemoVerifierBytecode, [registry.address]);
+  const demoEd25519 = await deploy(client, wallet, agentDemoVerifierEd25519Abi, agentDemoVerifierEd25519Bytecode, [
+    registry.address,
+    ed25519Verifier.address,
+  ]);
   const multicall = await deploy(client, wallet, batchReaderAbi, batchReaderBytecode, []);
-  const receipt = await client.waitForTransactionReceipt({ hash: setProvider });
-  if (receipt.status !== 'success') throw new Error('setSelfProofProvider reverted');
+  for (const [hash, name] of [
+    [setProvider, 'setSelfProofProvider'],
+    [setVerifier, 'setEd25519Verifier'],
+  ] as const) {
+    const receipt = await client.waitForTransactionReceipt({ hash });
+    if (receipt.status !== 'success') throw new Error(`${name} reverted`);
+  }
 
   return {
     chainId: await client.getChainId(),
@@ -87,6 +110,7 @@ export async function deployContracts({ client, wallet, attester }: DeployOption
       proofProvider: provider.address,
       hub: hub.address,
       demoVerifier: demo.address,
+      demoVerifierEd25519: demoEd25519.address,
       multicall: multicall.address,
     },
     registryDeployBlock: registry.blockNumber,

@@ -4,12 +4,20 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { ChainGateway } from '../chain/gateway.js';
+import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { httpMetrics } from './middleware/metrics.js';
 import { perIpLimit } from './middleware/rate-limit.js';
-import { healthRoutes } from './routes/health.js';
-import { registrationRoutes } from './routes/registration.js';
+import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
+import { openApiDocument } from './openapi/document.js';
+import type { RouteDoc } from './openapi/route-doc.js';
+import { docsDocs, docsRoutes } from './routes/docs.js';
+import { healthDocs, healthRoutes } from './routes/health.js';
+import { metricsDocs, metricsRoutes } from './routes/metrics.js';
+import { queryDocs, queryRoutes } from './routes/queries.js';
+import { registrationDocs, registrationRoutes } from './routes/registration.js';
 
 export interface AppDeps {
   chains: ChainGateway;
@@ -19,7 +27,19 @@ export interface AppDeps {
   logger: Logger;
   version: string;
   clock?: Clock;
+  /** Where request, RPC and cache metrics are counted (GET /metrics); default: a registry of this app's own. */
+  metrics?: Metrics;
+  /** The service's public base URL, the OpenAPI document's server; default "/" (relative to the document). */
+  publicUrl?: string;
 }
+
+/** Tag descriptions of the OpenAPI document, in display order. */
+const API_TAGS = [
+  { name: 'Registration', description: 'Registration sessions: open, follow, export the key' },
+  { name: 'Public queries', description: 'What anyone may ask about an agent, without authentication' },
+  { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
+  { name: 'Service', description: 'Health, metrics and this documentation' },
+];
 
 /** Session creations per client address and minute (register and its challenges). */
 export const SESSION_CREATION_LIMIT = 10;
@@ -27,9 +47,11 @@ export const SESSION_CREATION_LIMIT = 10;
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
 export function createApp(deps: AppDeps): Express {
+  const metrics = deps.metrics ?? new Metrics();
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
+  app.use(httpMetrics(metrics));
   app.use(
     pinoHttp({
       logger: deps.logger,
@@ -52,6 +74,9 @@ export function createApp(deps: AppDeps): Express {
       },
     }),
   );
+  app.use(securityHeaders());
+  app.use(cors());
+  app.use(cachePolicy());
   app.use(express.json({ limit: '200kb' }));
 
   const sessionLimit = perIpLimit({
@@ -65,6 +90,20 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(healthRoutes(deps.chains, deps.version));
   app.use(registrationRoutes(deps.services.registration, sessionLimit));
+  app.use(queryRoutes(deps.services.queries));
+  app.use(metricsRoutes(metrics));
+
+  // Every router's RouteDoc[]: the OpenAPI document covers exactly these (test/api/openapi.test.ts checks
+  // that no route is missing).
+  const routeDocs: RouteDoc[] = [...healthDocs, ...registrationDocs, ...queryDocs, ...metricsDocs, ...docsDocs];
+  const document = openApiDocument(routeDocs, {
+    title: 'Agent Identity Registry',
+    version: deps.version,
+    publicUrl: deps.publicUrl ?? '/',
+    description: 'Registers AI agents bound to a human through an on-chain proof of human, and answers questions about them.',
+    tags: API_TAGS,
+  });
+  app.use(docsRoutes(document));
 
   app.use('/api', notFoundHandler);
   app.use(errorHandler);

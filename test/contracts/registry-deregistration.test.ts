@@ -185,13 +185,10 @@ describe('several agents of one human: counts and the nullifier list on removal'
   });
 });
 
-describe('Ed25519 agents (with a verifier configured)', () => {
+describe('Ed25519 agents (signatures checked by the deployed Ed25519Verifier)', () => {
   let system: TestSystem;
   beforeAll(async () => {
     system = await deployTestSystem('testnet');
-    // A stand-in verifier that accepts every signature: these tests are about the registry's bookkeeping.
-    const verifier = await deployConstantVerifier(system, true);
-    await mined(system, registryAs(system, system.operator).write.setEd25519Verifier([verifier]));
   });
 
   async function registerEd25519(human: Address, guardian: Address | null) {
@@ -220,7 +217,9 @@ describe('Ed25519 agents (with a verifier configured)', () => {
       'GuardianSet',
     ]);
 
-    const again = await submitProof(system, { userId: newAccount().address, userDefinedData: await ed25519Data(system, key, human) });
+    // a valid signature (next nonce, challenge for another human) for a key that is already registered
+    const otherHuman = newAccount().address;
+    const again = await submitProof(system, { userId: otherHuman, userDefinedData: await ed25519Data(system, key, otherHuman) });
     expectReverted(again, 'AgentAlreadyRegistered', [key.pubkey]);
   });
 
@@ -252,7 +251,7 @@ describe('Ed25519 agents (with a verifier configured)', () => {
     expectReverted(afterwards, 'AgentNotRegistered', [addressAgentKey(owner)]);
   });
 
-  it('a verifier that rejects the signature makes E revert InvalidAgentSignature without consuming the nonce', async () => {
+  it('a verifier (stand-in) that rejects the signature makes E revert InvalidAgentSignature without consuming the nonce', async () => {
     const rejecting = await deployConstantVerifier(system, false);
     const accepting = await registryOf(system).read.ed25519Verifier();
     await mined(system, registryAs(system, system.operator).write.setEd25519Verifier([rejecting]));

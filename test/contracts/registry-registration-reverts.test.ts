@@ -1,7 +1,8 @@
 // Every way a hub registration is refused, with the exact error (registry or hub) and its arguments. Each case
 // also checks that nothing was minted where that is observable.
-import { encodeAbiParameters } from 'viem';
+import { encodeAbiParameters, zeroAddress, type Address } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { agentRegistryAbi, agentRegistryBytecode } from '../../src/chain/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { registrationChallengeHash, signRegistrationChallenge } from '../../src/core/challenge.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
@@ -13,6 +14,7 @@ import {
   expectCallReverts,
   expectReverted,
   latestTimestamp,
+  mined,
   nullifierOf,
   registryOf,
   scopeOf,
@@ -171,17 +173,22 @@ describe('refused registrations (registry errors)', () => {
     );
   });
 
-  it('E with a well-formed layout (real Ed25519 key) reverts Ed25519VerifierNotConfigured while no verifier is set', async () => {
+  it('E on a registry that has no Ed25519 verifier configured reverts Ed25519VerifierNotConfigured', async () => {
+    // deployContracts configures one; a registry deployed on its own starts without
+    const args = [system.deployment.contracts.hub, system.operator.account.address] as const;
+    const receipt = await mined(system, system.operator.deployContract({ abi: agentRegistryAbi, bytecode: agentRegistryBytecode, args }));
+    const registry = receipt.contractAddress as Address;
+    const bare: TestSystem = { ...system, deployment: { ...system.deployment, contracts: { ...system.deployment.contracts, registry } } };
+    expect(await registryOf(bare).read.ed25519Verifier()).toBe(zeroAddress);
+
     const key = newEd25519Agent();
     const human = newAccount().address;
-    const userDefinedData = await ed25519Data(system, key, human, { guardian: human });
+    const userDefinedData = await ed25519Data(bare, key, human, { guardian: human });
     expect(userDefinedData).toHaveLength(554);
-    expect(await registryOf(system).read.ed25519Verifier()).toBe('0x0000000000000000000000000000000000000000');
-
-    expectReverted(await submitProof(system, { userId: human, userDefinedData }), 'Ed25519VerifierNotConfigured');
-    expect(await registryOf(system).read.ed25519Nonce([key.pubkey])).toBe(0n);
-    expect(await registryOf(system).read.getAgentId([key.pubkey])).toBe(0n);
-    expect(await registryOf(system).read.balanceOf([ed25519AgentAddress(key.pubkey)])).toBe(0n);
+    expectReverted(await submitProof(bare, { userId: human, userDefinedData }), 'Ed25519VerifierNotConfigured');
+    expect(await registryOf(bare).read.ed25519Nonce([key.pubkey])).toBe(0n);
+    expect(await registryOf(bare).read.getAgentId([key.pubkey])).toBe(0n);
+    expect(await registryOf(bare).read.balanceOf([ed25519AgentAddress(key.pubkey)])).toBe(0n);
   });
 
   it('E whose extKpub[4] is not the registered pubkey reverts InvalidUserData (layout checks come first)', async () => {

@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import type { ChainGateway } from '../../src/chain/gateway.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import type { Clock, KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -14,6 +15,7 @@ export interface TestApp {
   services: Services;
   store: KeyValueStore;
   sessionSecret: Uint8Array;
+  metrics: Metrics;
 }
 
 export interface TestAppOptions {
@@ -22,16 +24,21 @@ export interface TestAppOptions {
   clock?: Clock;
   publicUrl?: string;
   version?: string;
+  /** Default: a registry of this app's own. */
+  metrics?: Metrics;
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
   const store = options.store ?? new MemoryStore(options.clock);
   const sessionSecret = options.sessionSecret ?? randomBytes(32);
+  const metrics = options.metrics ?? new Metrics();
+  const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
   const services = createServices({
     chains,
     store,
     sessionSecret,
-    publicUrl: options.publicUrl ?? 'http://127.0.0.1:3000',
+    publicUrl,
+    metrics,
     deepLinkScheme: 'selfapp',
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
@@ -43,6 +50,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     logger: createLogger('silent'),
     version: options.version ?? '0.0.0-test',
     ...(options.clock ? { clock: options.clock } : {}),
+    metrics,
+    publicUrl,
   });
-  return { app, services, store, sessionSecret };
+  return { app, services, store, sessionSecret, metrics };
 }

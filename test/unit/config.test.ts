@@ -22,6 +22,7 @@ describe('loadConfig', () => {
         proofProvider: CELO_DEPLOYMENTS.mainnet.proofProvider,
         hub: CELO_DEPLOYMENTS.mainnet.hub,
         demoVerifier: CELO_DEPLOYMENTS.mainnet.demoVerifier,
+        demoVerifierEd25519: null,
         multicall: CELO_DEPLOYMENTS.mainnet.multicall,
       },
       registryDeployBlock: 59_965_405n,

@@ -21,8 +21,9 @@ import {Sha512} from "./lib/Sha512.sol";
 /// Malformed lengths cannot reach this contract: the key, R and S are fixed 32-byte arguments, and the message is
 /// arbitrary bytes (the registry passes 32).
 ///
-/// How it stays cheap (about 0.1 M gas for a 32-byte message):
-/// - SHA-512 in 64-bit lanes with lazy masking (lib/Sha512.sol);
+/// How it stays cheap (about 162,000 gas for a 32-byte message, `npm run bench:gas`; the deployed Celo registry's
+/// verifier is documented at 456,000 to 990,000):
+/// - SHA-512 with lazy masking, doubled words for rotations and a two-lane message schedule (lib/Sha512.sol);
 /// - field arithmetic with the native mulmod/addmod, inputs left unreduced below 2^256 wherever mulmod follows;
 ///   the two square roots of point decoding are one modexp-precompile call each, and there is no inversion at all;
 /// - half-size scalars: extended Euclid on (L, k), stopped half way, gives t, r below 2^127 with r = t k (mod L).
@@ -72,10 +73,12 @@ contract Ed25519Verifier is IEd25519Verifier {
     /// @dev k = SHA-512(R || A || M) read as a little-endian 512-bit number, mod L.
     function _challenge(bytes32 r, bytes32 publicKey, bytes calldata message) private pure returns (uint256) {
         uint256 work;
-        uint256 input;
         assembly ("memory-safe") {
             work := mload(0x40)
-            input := add(work, 0x1000)
+        }
+        // R || A || M after the hash's scratch memory (nothing is allocated: this is the call's last use of it)
+        uint256 input = work + Sha512.WORK_BYTES;
+        assembly ("memory-safe") {
             mstore(input, r)
             mstore(add(input, 0x20), publicKey)
             calldatacopy(add(input, 0x40), message.offset, message.length)
@@ -93,175 +96,185 @@ contract Ed25519Verifier is IEd25519Verifier {
         returns (bool valid)
     {
         assembly ("memory-safe") {
-            let p := 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffed
-            mstore(0, p)
+            // p = 2^255 - 19 lives in scratch word 0 and is read from there: as a literal, the optimizer (tuned for
+            // code size) would rebuild it with five instructions at each of its ~2000 uses.
+            mstore(0, 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffed)
 
             // Width-w NAF of k into byte `lane` of the 4-byte digit slots (one slot per bit position). A digit byte is
-            // |d| (odd, < 2^(w-1)) with 0x80 set when d < 0. Returns the highest position written (0 if none).
+            // |d| (odd, < 2^(w-1)) with 0x80 set when d < 0. Returns the highest position written (0 if none). Each
+            // iteration skips the zeros below the next digit (up to 4 at once: byte i of the constant is the number of
+            // trailing zeros of i, for i < 16, and 4 for 0) and writes that digit, without branches.
             function wnaf(k_, w, digits, lane) -> top {
                 let window := shl(w, 1)
                 let half := shr(1, window)
                 for { let pos := 0 } k_ { } {
+                    let zeros := byte(and(k_, 0x0f), 0x0400010002000100030001000200010000000000000000000000000000000000)
+                    k_ := shr(zeros, k_)
+                    pos := add(pos, zeros)
                     if and(k_, 1) {
                         let d := and(k_, sub(window, 1))
-                        switch lt(d, half)
-                        case 1 {
-                            k_ := sub(k_, d)
-                            mstore8(add(digits, add(shl(2, pos), lane)), d)
-                        }
-                        default {
-                            k_ := add(k_, sub(window, d))
-                            mstore8(add(digits, add(shl(2, pos), lane)), or(sub(window, d), 0x80))
-                        }
+                        let negative := iszero(lt(d, half))
+                        // d >= half stands for d - 2^w: |d| = 2^w - d, and k - (d - 2^w) = k - d + 2^w
+                        mstore8(
+                            add(digits, add(shl(2, pos), lane)),
+                            xor(d, mul(negative, xor(d, or(sub(window, d), 0x80))))
+                        )
+                        k_ := shr(w, add(sub(k_, d), mul(negative, window)))
                         top := pos
-                        k_ := shr(w, k_)
                         pos := add(pos, w)
-                        continue
                     }
-                    k_ := shr(1, k_)
-                    pos := add(pos, 1)
                 }
             }
 
-            // (X1:Y1:Z1:T1) + (+-) the table point at `e`, stored as (Y+X, Y-X, 2Z, 2dT).
-            function addProjective(x1, y1, z1, t1, e, negative) -> x3, y3, z3, t3 {
-                let pp := mload(0)
-                let n := shl(5, negative) // -(x, y) = (-x, y) swaps Y+X and Y-X and negates T
-                let a := mulmod(add(y1, sub(pp, x1)), mload(add(e, xor(0x20, n))), pp)
-                let b := mulmod(add(y1, x1), mload(add(e, n)), pp)
-                let c := mulmod(t1, mload(add(e, 0x60)), pp)
-                if negative { c := sub(pp, c) }
-                let d := mulmod(z1, mload(add(e, 0x40)), pp)
-                let ee := add(b, sub(pp, a))
-                let f := add(d, sub(pp, c))
-                let g := add(d, c)
-                let h := add(b, a)
-                x3 := mulmod(ee, f, pp)
-                y3 := mulmod(g, h, pp)
-                z3 := mulmod(f, g, pp)
-                t3 := mulmod(ee, h, pp)
-            }
-
-            // (X1:Y1:Z1:T1) + (+-) the affine table point at code offset `off`, stored as (y+x, y-x, 2dxy).
-            function addAffine(x1, y1, z1, t1, off, negative) -> x3, y3, z3, t3 {
-                let pp := mload(0)
-                let s := mload(0x40) // 0x60 bytes of scratch at the free memory pointer
-                codecopy(s, off, 0x60)
+            // (X1:Y1:Z1:T1) + (+-) the point at memory `e`, stored as (Y+X, Y-X, 2dT, 2Z): "add-2008-hwcd-3" (complete
+            // for a = -1 and d not a square). -(x, y) = (-x, y) swaps Y+X and Y-X and negates T. The sums are left
+            // unreduced (below 2p) where a mulmod consumes them.
+            function addPoint(x1, y1, z1, t1, e, negative) -> x3, y3, z3, t3 {
+                let p := mload(0)
                 let n := shl(5, negative)
-                let a := mulmod(add(y1, sub(pp, x1)), mload(add(s, xor(0x20, n))), pp)
-                let b := mulmod(add(y1, x1), mload(add(s, n)), pp)
-                let c := mulmod(t1, mload(add(s, 0x40)), pp)
-                if negative { c := sub(pp, c) }
-                let d := addmod(z1, z1, pp)
-                let ee := add(b, sub(pp, a))
-                let f := add(d, sub(pp, c))
+                let a := mulmod(add(y1, sub(p, x1)), mload(add(e, xor(0x20, n))), p)
+                let b := mulmod(add(y1, x1), mload(add(e, n)), p)
+                let c := mulmod(t1, mload(add(e, 0x40)), p)
+                if negative { c := sub(p, c) }
+                let d := mulmod(z1, mload(add(e, 0x60)), p)
+                let ee := add(b, sub(p, a))
+                let f := add(d, sub(p, c))
                 let g := add(d, c)
                 let h := add(b, a)
-                x3 := mulmod(ee, f, pp)
-                y3 := mulmod(g, h, pp)
-                z3 := mulmod(f, g, pp)
-                t3 := mulmod(ee, h, pp)
+                x3 := mulmod(ee, f, p)
+                y3 := mulmod(g, h, p)
+                z3 := mulmod(f, g, p)
+                t3 := mulmod(ee, h, p)
             }
 
-            // Doubling, dbl-2008-hwcd with a = -1, every intermediate negated (the results are unchanged).
-            function double(x1, y1, z1) -> x3, y3, z3, t3 {
-                let pp := mload(0)
-                let a := mulmod(x1, x1, pp)
-                let b := mulmod(y1, y1, pp)
-                let c := mulmod(add(z1, z1), z1, pp)
-                let s := add(x1, y1)
-                let h := addmod(a, b, pp)
-                let ee := add(h, sub(pp, mulmod(s, s, pp)))
-                let g := addmod(a, sub(pp, b), pp)
-                let f := add(g, c)
-                x3 := mulmod(ee, f, pp)
-                y3 := mulmod(g, h, pp)
-                z3 := mulmod(f, g, pp)
-                t3 := mulmod(ee, h, pp)
-            }
-
-            // The 8 odd multiples P, 3P, ..., 15P of the affine point (x, y) at `e`, as (Y+X, Y-X, 2Z, 2dT).
+            // The 8 odd multiples P, 3P, ..., 15P of the affine point (x, y) at `e`, as (Y+X, Y-X, 2dT, 2Z), with 2P
+            // (dbl-2008-hwcd with a = -1, see the main loop) in the same form just after them.
             function oddMultiples(e, x, y) {
-                let pp := 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffed
+                let p := mload(0)
                 let k2 := 0x2406d9dc56dffce7198e80f2eef3d13000e0149a8283b156ebd69b9426b2f159 // 2d
+                let two := add(e, 0x400)
+                {
+                    let a := mulmod(x, x, p)
+                    let b := mulmod(y, y, p)
+                    let h := addmod(a, b, p)
+                    let g := addmod(a, sub(p, b), p)
+                    let f := add(g, 2)
+                    let s := add(x, y)
+                    let ee := add(h, sub(p, mulmod(s, s, p)))
+                    let x2 := mulmod(ee, f, p)
+                    let y2 := mulmod(g, h, p)
+                    mstore(two, add(y2, x2))
+                    mstore(add(two, 0x20), add(y2, sub(p, x2)))
+                    mstore(add(two, 0x40), mulmod(k2, mulmod(ee, h, p), p))
+                    let z2 := mulmod(f, g, p)
+                    mstore(add(two, 0x60), add(z2, z2))
+                }
                 let x1 := x
                 let y1 := y
                 let z1 := 1
-                let t1 := mulmod(x, y, pp)
-                let x2, y2, z2, t2 := double(x, y, 1)
-                let two := add(e, 0x400) // 2P in the same form, in the 129th..160th bytes past the table
-                mstore(two, add(y2, x2))
-                mstore(add(two, 0x20), add(y2, sub(pp, x2)))
-                mstore(add(two, 0x40), add(z2, z2))
-                mstore(add(two, 0x60), mulmod(k2, t2, pp))
-                for { let end := add(e, 0x400) } 1 { } {
+                let t1 := mulmod(x, y, p)
+                for { } 1 { } {
                     mstore(e, add(y1, x1))
-                    mstore(add(e, 0x20), add(y1, sub(pp, x1)))
-                    mstore(add(e, 0x40), add(z1, z1))
-                    mstore(add(e, 0x60), mulmod(k2, t1, pp))
+                    mstore(add(e, 0x20), add(y1, sub(p, x1)))
+                    mstore(add(e, 0x40), mulmod(k2, t1, p))
+                    mstore(add(e, 0x60), add(z1, z1))
                     e := add(e, 0x80)
-                    if eq(e, end) { break }
-                    x1, y1, z1, t1 := addProjective(x1, y1, z1, t1, two, 0)
+                    if eq(e, two) { break }
+                    x1, y1, z1, t1 := addPoint(x1, y1, z1, t1, two, 0)
                 }
             }
 
-            // Half-size scalars: extended Euclid on (L, k) until the remainder r1 < 2^126. Then r1 = +-t1 k (mod L)
-            // (the sign alternates: `neg` means -) with t1 <= L / 2^126 < 2^127.
-            let r0 := 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed
-            let r1 := k
-            let t0 := 0
-            let t1 := 1
-            let neg := 0
-            for { } iszero(lt(r1, 0x40000000000000000000000000000000)) { } {
-                let q := div(r0, r1)
-                let r2 := sub(r0, mul(q, r1))
-                r0 := r1
-                r1 := r2
-                let t2 := add(t0, mul(q, t1))
-                t0 := t1
-                t1 := t2
-                neg := iszero(neg)
+            // Half-size scalars: extended Euclid on (L, k) until a remainder rh < 2^126, keeping the magnitude th of
+            // its cofactor: rh = +-th k (mod L), with th <= L / 2^126 < 2^127 (|t_i| r_(i-1) <= L). Two steps per
+            // iteration so nothing is swapped; the sign is settled at the end.
+            let rh := 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed
+            let th := 0
+            {
+                let r1 := k
+                let t1 := 1
+                for { } 1 { } {
+                    if lt(r1, 0x40000000000000000000000000000000) {
+                        rh := r1
+                        th := t1
+                        break
+                    }
+                    let q := div(rh, r1)
+                    rh := sub(rh, mul(q, r1))
+                    th := add(th, mul(q, t1))
+                    if lt(rh, 0x40000000000000000000000000000000) { break }
+                    q := div(r1, rh)
+                    r1 := sub(r1, mul(q, rh))
+                    t1 := add(t1, mul(q, th))
+                }
             }
-            // X = [S]B - R - [k]A; [t1]X = [u]B - [t1]R - [+-r1]A (up to 8-torsion), u = t1 S mod L
-            let u := mulmod(t1, scalar, 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed)
+            // X = [S]B - R - [k]A; [th]X = [u]B - [th]R - [+-rh]A (up to 8-torsion), u = th S mod L
+            let u := mulmod(th, scalar, 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed)
+            // rh = th k (mod L) or rh = -th k: -[+-rh]A is [rh](-A) in the first case, [rh]A in the second
+            let negA := eq(mulmod(th, k, 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed), rh)
 
+            // memory from m: 0x80 scratch for one B-table entry (its 2Z = 2 preset), the A and R tables (0x480 each,
+            // 2P included), the digit slots
             let m := mload(0x40)
-            let tableA := add(m, 0x60) // m..m+0x5f: scratch of addAffine
-            let tableR := add(m, 0x4e0)
-            let digits := add(m, 0x960)
-            calldatacopy(digits, calldatasize(), 0x220) // zeros
-            // -[+-r1]A = [r1](-+A): A itself when the sign is -, else -A; and -[t1]R = [t1](-R)
-            switch neg
-            case 0 { oddMultiples(tableA, mod(sub(p, ax), p), ay) }
-            default { oddMultiples(tableA, ax, ay) }
-            oddMultiples(tableR, mod(sub(p, rx), p), ry)
+            mstore(add(m, 0x60), 2)
+            calldatacopy(add(m, 0x980), calldatasize(), 0x220) // zero digit slots (calldata reads past its end as 0)
+            // -[th]R = [th](-R)
+            switch negA
+            case 1 { oddMultiples(add(m, 0x80), mod(sub(mload(0), ax), mload(0)), ay) }
+            default { oddMultiples(add(m, 0x80), ax, ay) }
+            oddMultiples(add(m, 0x500), mod(sub(mload(0), rx), mload(0)), ry)
 
-            let top := wnaf(and(u, 0x7fffffffffffffffffffffffffffffff), 8, digits, 0)
-            let top2 := wnaf(shr(127, u), 8, digits, 1)
+            let top := wnaf(and(u, 0x7fffffffffffffffffffffffffffffff), 8, add(m, 0x980), 0)
+            let top2 := wnaf(shr(127, u), 8, add(m, 0x980), 1)
             if gt(top2, top) { top := top2 }
-            top2 := wnaf(t1, 5, digits, 2)
+            top2 := wnaf(th, 5, add(m, 0x980), 2)
             if gt(top2, top) { top := top2 }
-            top2 := wnaf(r1, 5, digits, 3)
+            top2 := wnaf(rh, 5, add(m, 0x980), 3)
             if gt(top2, top) { top := top2 }
 
-            // Straus: one doubling per position, then the additions of the digits at that position.
+            // Straus: one doubling per position, then the additions of that position's digits.
+            let p := mload(0)
             let x := 0
             let y := 1
             let z := 1
             let t := 0
-            let tablesHigh := add(tables, 6144) // [2^127]B
             for { let pos := top } 1 { pos := sub(pos, 1) } {
-                x, y, z, t := double(x, y, z)
-                let slot := shr(224, mload(add(digits, shl(2, pos))))
-                if slot {
+                // dbl-2008-hwcd with a = -1 and every intermediate negated (A = X^2, B = Y^2, C = 2Z^2, H = A + B,
+                // G = A - B, F = G + C, E = H - (X+Y)^2; X3 = E F, Y3 = G H, Z3 = F G, T3 = E H)
+                let h
+                let g
+                {
+                    let a := mulmod(x, x, p)
+                    let b := mulmod(y, y, p)
+                    h := addmod(a, b, p)
+                    g := addmod(a, sub(p, b), p)
+                }
+                let f := add(g, mulmod(add(z, z), z, p))
+                {
+                    let s := add(x, y)
+                    x := add(h, sub(p, mulmod(s, s, p))) // E
+                }
+                z := mulmod(f, g, p)
+                y := mulmod(g, h, p)
+                let slot := shr(224, mload(add(m, add(0x980, shl(2, pos)))))
+                switch slot
+                case 0 { x := mulmod(x, f, p) } // T only matters to an addition
+                default {
+                    t := mulmod(x, h, p)
+                    x := mulmod(x, f, p)
                     let dg := byte(28, slot)
-                    if dg { x, y, z, t := addAffine(x, y, z, t, add(tables, mul(and(dg, 0x7e), 48)), shr(7, dg)) }
+                    if dg {
+                        codecopy(m, add(tables, mul(and(dg, 0x7e), 48)), 0x60)
+                        x, y, z, t := addPoint(x, y, z, t, m, shr(7, dg))
+                    }
                     dg := byte(29, slot)
-                    if dg { x, y, z, t := addAffine(x, y, z, t, add(tablesHigh, mul(and(dg, 0x7e), 48)), shr(7, dg)) }
+                    if dg {
+                        codecopy(m, add(tables, add(6144, mul(and(dg, 0x7e), 48))), 0x60) // [2^127]B
+                        x, y, z, t := addPoint(x, y, z, t, m, shr(7, dg))
+                    }
                     dg := byte(30, slot)
-                    if dg { x, y, z, t := addProjective(x, y, z, t, add(tableR, shl(6, and(dg, 0x7e))), shr(7, dg)) }
+                    if dg { x, y, z, t := addPoint(x, y, z, t, add(m, add(0x500, shl(6, and(dg, 0x7e)))), shr(7, dg)) }
                     dg := byte(31, slot)
-                    if dg { x, y, z, t := addProjective(x, y, z, t, add(tableA, shl(6, and(dg, 0x7e))), shr(7, dg)) }
+                    if dg { x, y, z, t := addPoint(x, y, z, t, add(m, add(0x80, shl(6, and(dg, 0x7e)))), shr(7, dg)) }
                 }
                 if iszero(pos) { break }
             }

@@ -1,5 +1,42 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import type { ChainGateway } from '../../chain/gateway.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
+
+export const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']).describe('degraded when any network does not answer'),
+    version: z.string().describe('Version of the service'),
+    timestamp: z.string().describe('When the check ran, ISO 8601'),
+    networks: z.array(
+      z
+        .object({
+          network: z.enum(['mainnet', 'testnet']),
+          chainId: z.number().int(),
+          up: z.boolean(),
+          blockNumber: z.number().int().nullable().describe('Latest block; null when the chain does not answer'),
+          registry: z.string().describe('Address of the agent registry on this network'),
+          rpc: z.enum(['embedded', 'external']).describe('embedded: a local chain the service runs itself'),
+          error: z.string().optional().describe('Why the network is down'),
+        })
+        .meta({ id: 'NetworkHealth' }),
+    ),
+  })
+  .meta({ id: 'Health' });
+
+export const healthDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/health',
+    summary: 'Health of the service and of each network',
+    description: 'Asks each chain for its id and latest block. Not cached.',
+    tags: ['Service'],
+    responses: {
+      200: { description: 'Every network answers', schema: healthSchema },
+      503: { description: 'At least one network does not answer (or answers for the wrong chain)', schema: healthSchema },
+    },
+  },
+];
 
 /** GET /api/health: per network, whether the chain answers; 503 when any does not. */
 export function healthRoutes(chains: ChainGateway, version: string): Router {
@@ -7,10 +44,11 @@ export function healthRoutes(chains: ChainGateway, version: string): Router {
   router.get('/api/health', async (_req, res) => {
     const networks = await chains.health();
     const up = networks.every((n) => n.up);
+    const body: z.output<typeof healthSchema> = { status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks };
     res
       .status(up ? 200 : 503)
       .set('Cache-Control', 'no-store')
-      .json({ status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks });
+      .json(body);
   });
   return router;
 }

@@ -1,8 +1,9 @@
 // Shapes of the registration endpoints. Types only: the service checks the meaning (mode, network,
 // addresses, keys) and says what to fix.
 import { z } from 'zod';
+import { REGISTRATION_MODES } from '../../core/registration-modes.js';
 
-const text = (what: string) => z.string({ error: `must be a string: ${what}` });
+const text = (what: string) => z.string({ error: `must be a string: ${what}` }).describe(what);
 
 export const disclosuresSchema = z.object(
   {
@@ -12,7 +13,7 @@ export const disclosuresSchema = z.object(
     name: z.boolean({ error: 'must be true or false' }).optional(),
   },
   { error: 'must be an object such as {"minimumAge": 18, "ofac": true}' },
-);
+).meta({ id: 'Disclosures' });
 
 export const registerRequestSchema = z.object(
   {
@@ -26,7 +27,7 @@ export const registerRequestSchema = z.object(
     ed25519Signature: text('your Ed25519 signature of the challenge, 128 hex characters').optional(),
   },
   { error: 'must be a JSON object' },
-);
+).meta({ id: 'RegisterRequest' });
 
 export const challengeRequestSchema = z.object(
   {
@@ -36,7 +37,7 @@ export const challengeRequestSchema = z.object(
     humanAddress: text("the human's wallet address"),
   },
   { error: 'must be a JSON object' },
-);
+).meta({ id: 'ChallengeRequest' });
 
 export const ed25519ChallengeRequestSchema = z.object(
   {
@@ -45,7 +46,7 @@ export const ed25519ChallengeRequestSchema = z.object(
     humanAddress: text("the human's wallet address (ed25519-linked only)").optional(),
   },
   { error: 'must be a JSON object' },
-);
+).meta({ id: 'Ed25519ChallengeRequest' });
 
 export const callbackReportSchema = z.object(
   {
@@ -58,6 +59,112 @@ export const callbackReportSchema = z.object(
     error: z.string().min(1).max(500, 'must be at most 500 characters').optional(),
   },
   { error: 'must be a JSON object such as {"status": "success", "txHash": "0x..."}' },
-);
+).meta({ id: 'CallbackReport' });
 
-export const exportRequestSchema = z.object({ token: z.string().optional() }).optional();
+export const exportRequestSchema = z
+  .object({ token: z.string().optional().describe('The session token, when not sent as ?token= or Authorization: Bearer') })
+  .meta({ id: 'ExportRequest' })
+  .optional();
+
+// ---- Responses. The routes' answers, as the OpenAPI document describes them; the conformance test
+// (test/api/openapi.test.ts) checks real answers against these, so an undocumented field fails it.
+
+const hex = (what: string) => z.string().regex(/^0x[0-9a-fA-F]*$/).describe(what);
+const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
+
+/** Every error answer: `{"error": "<message>"}`. */
+export const errorSchema = z
+  .object({ error: z.string().describe('What went wrong and, for client errors, what to fix') })
+  .meta({ id: 'Error' });
+
+const stageSchema = z.enum(['qr-ready', 'proof-received', 'completed', 'failed']).meta({ id: 'SessionStage' });
+const modeSchema = z.enum(REGISTRATION_MODES).meta({ id: 'RegistrationMode' });
+const networkSchema = z.enum(['mainnet', 'testnet']).meta({ id: 'Network' });
+
+/** The fields every session answer carries (src/services/session-view.ts). */
+const sessionViewShape = {
+  sessionToken: z.string().describe('Refreshed session token (same session, same expiry); use the latest one'),
+  stage: stageSchema,
+  expiresAt: z.string().describe('When the session expires, ISO 8601'),
+  timeRemainingMs: z.number().int().min(0).describe('Milliseconds until the session expires'),
+  humanInstructions: z.array(z.string()).describe('What the human should do now'),
+};
+
+export const publicCredentialsSchema = z
+  .object({
+    nationality: z.string().optional().describe('Three-letter country code, when disclosed'),
+    issuingState: z.string().optional(),
+    name: z.array(z.string()).optional(),
+    dateOfBirth: z.string().optional().describe('DD-MM-YY, when disclosed'),
+    gender: z.string().optional(),
+    expiryDate: z.string().optional().describe('DD-MM-YY, when disclosed'),
+    olderThan: z.number().int().describe('The age threshold proved (0 when none was asked)'),
+    ofac: z.tuple([z.boolean(), z.boolean(), z.boolean()]).describe('OFAC checks passed: document number, name + date of birth, name + year of birth'),
+  })
+  .meta({ id: 'Credentials', description: 'What the human disclosed; undisclosed fields are absent' });
+
+export const registrationSessionSchema = z
+  .object({
+    ...sessionViewShape,
+    deepLink: z.string().describe('Link for the identity app: <scheme>://verify?scope=...'),
+    qrData: z.string().describe('Same as deepLink, for a QR code'),
+    qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
+    scanUrl: z.string().describe('URL of the QR code PNG'),
+    agentAddress: address('The agent address'),
+    mode: modeSchema,
+    network: networkSchema,
+    configIndex: z.number().int().describe('Index of the disclosure configuration the proof must satisfy'),
+  })
+  .meta({ id: 'RegistrationSession' });
+
+export const registrationStatusSchema = z
+  .object({
+    ...sessionViewShape,
+    agentAddress: address('The agent address'),
+    mode: modeSchema,
+    network: networkSchema,
+    agentId: z.number().int().optional().describe('Once completed'),
+    txHash: hex('The transaction that registered the agent, once known').optional(),
+    credentials: publicCredentialsSchema.optional(),
+    error: z.string().optional().describe('Why the session failed'),
+  })
+  .meta({ id: 'RegistrationStatus' });
+
+export const registrationQrSchema = z
+  .object({
+    ...sessionViewShape,
+    deepLink: z.string(),
+    qrData: z.string(),
+    qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
+  })
+  .meta({ id: 'RegistrationQr' });
+
+export const qrQuerySchema = z.object({
+  format: z.enum(['png']).optional().describe('png: answer with the QR code image instead of JSON'),
+});
+
+export const callbackAckSchema = z
+  .object({ received: z.literal(true), stage: stageSchema })
+  .meta({ id: 'CallbackAck', description: 'The identity app report was received; the session stage after it' });
+
+export const exportedKeySchema = z
+  .object({
+    privateKey: hex("The agent's private key: a secret, store it safely"),
+    keyType: z.enum(['secp256k1', 'ed25519']),
+    publicKey: hex('Ed25519 only: the raw public key (the registry agent key)').optional(),
+    agentAddress: address('The agent address'),
+    agentId: z.number().int(),
+    network: networkSchema,
+    mode: modeSchema,
+  })
+  .meta({ id: 'ExportedKey' });
+
+export const challengeSchema = z
+  .object({
+    challengeHash: hex('The hash the agent key signs'),
+    nonce: z.string().regex(/^\d+$/).describe("The registry's nonce for this key, decimal"),
+    human: address('The address the challenge binds the agent to (the proof userId)'),
+    chainId: z.number().int(),
+    registry: address('The registry contract'),
+  })
+  .meta({ id: 'RegistrationChallenge' });

@@ -1,0 +1,133 @@
+// Typed reads through AgentLens, run as a deployless call (viem's readContract with `code`): the lens's creation
+// code travels in the eth_call, so nothing is deployed on any chain, and one agent's whole public state comes
+// back in one RPC round trip. The lens reads only registry functions the Celo deployment also has.
+import type { Address, Hex } from 'viem';
+import type { AgentCredentials } from '../core/credentials.js';
+import { agentLensAbi, agentLensBytecode } from './artifacts/index.js';
+import type { ChainClient } from './clients.js';
+
+/** An agent's public state as one block saw it. */
+export interface AgentView {
+  agentId: bigint;
+  /** False for an id never minted or already burned (every other field is then zero or empty). */
+  exists: boolean;
+  owner: Address;
+  agentKey: Hex;
+  hasHumanProof: boolean;
+  nullifier: bigint;
+  proofProvider: Address;
+  /** Empty when there is no provider, or it does not answer. */
+  providerName: string;
+  /** 0 to 100; 0 when there is no provider. */
+  verificationStrength: number;
+  /** The provider is the registry's own (hub) provider. */
+  isSelfProvider: boolean;
+  /** Live agents sharing this agent's nullifier; 0 without a nullifier. */
+  agentCountForHuman: bigint;
+  /** Block number of the mint. */
+  registeredAtBlock: bigint;
+  /** Unix seconds; 0 when there is no proof. */
+  proofExpiresAt: bigint;
+  isProofFresh: boolean;
+  guardian: Address;
+  /** The owner-set agent card JSON (updateAgentMetadata); empty when none. */
+  metadata: string;
+  credentials: AgentCredentials;
+}
+
+/** A read and the block it was read at (what cache invalidation compares with the log follower's progress). */
+export interface AtBlock<T> {
+  blockNumber: bigint;
+  value: T;
+}
+
+type RawView = {
+  agentId: bigint;
+  exists: boolean;
+  owner: Address;
+  agentKey: Hex;
+  hasHumanProof: boolean;
+  nullifier: bigint;
+  proofProvider: Address;
+  providerName: string;
+  verificationStrength: number;
+  isSelfProvider: boolean;
+  agentCountForHuman: bigint;
+  registeredAtBlock: bigint;
+  proofExpiresAt: bigint;
+  isProofFresh: boolean;
+  guardian: Address;
+  metadata: string;
+  credentials: AgentCredentials;
+};
+
+const toView = (raw: RawView): AgentView => ({
+  agentId: raw.agentId,
+  exists: raw.exists,
+  owner: raw.owner,
+  agentKey: raw.agentKey,
+  hasHumanProof: raw.hasHumanProof,
+  nullifier: raw.nullifier,
+  proofProvider: raw.proofProvider,
+  providerName: raw.providerName,
+  verificationStrength: Number(raw.verificationStrength),
+  isSelfProvider: raw.isSelfProvider,
+  agentCountForHuman: raw.agentCountForHuman,
+  registeredAtBlock: raw.registeredAtBlock,
+  proofExpiresAt: raw.proofExpiresAt,
+  isProofFresh: raw.isProofFresh,
+  guardian: raw.guardian,
+  metadata: raw.metadata,
+  credentials: {
+    issuingState: raw.credentials.issuingState,
+    name: raw.credentials.name,
+    idNumber: raw.credentials.idNumber,
+    nationality: raw.credentials.nationality,
+    dateOfBirth: raw.credentials.dateOfBirth,
+    gender: raw.credentials.gender,
+    expiryDate: raw.credentials.expiryDate,
+    olderThan: raw.credentials.olderThan,
+    ofac: [raw.credentials.ofac[0], raw.credentials.ofac[1], raw.credentials.ofac[2]],
+  },
+});
+
+export class AgentLens {
+  constructor(
+    private readonly client: ChainClient,
+    readonly registry: Address,
+  ) {}
+
+  private get lens() {
+    return { abi: agentLensAbi, code: agentLensBytecode } as const;
+  }
+
+  /** One agent in one eth_call. */
+  async agent(agentId: bigint): Promise<AtBlock<AgentView>> {
+    const [blockNumber, raw] = await this.client.readContract({
+      ...this.lens,
+      functionName: 'agentView',
+      args: [this.registry, agentId],
+    });
+    return { blockNumber, value: toView(raw) };
+  }
+
+  /** Several agents in one eth_call, in the order given. */
+  async agents(agentIds: readonly bigint[]): Promise<AtBlock<AgentView[]>> {
+    const [blockNumber, raws] = await this.client.readContract({
+      ...this.lens,
+      functionName: 'agentsView',
+      args: [this.registry, agentIds],
+    });
+    return { blockNumber, value: raws.map(toView) };
+  }
+
+  /** The live agents of a nullifier, in registry order. */
+  async agentsForNullifier(nullifier: bigint): Promise<AtBlock<readonly bigint[]>> {
+    const [blockNumber, agentIds] = await this.client.readContract({
+      ...this.lens,
+      functionName: 'agentsForNullifier',
+      args: [this.registry, nullifier],
+    });
+    return { blockNumber, value: agentIds };
+  }
+}

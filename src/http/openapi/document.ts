@@ -1,0 +1,306 @@
+// The OpenAPI 3.1 document, generated from the routes' own descriptions (RouteDoc) with zod's JSON Schema
+// conversion, so the document shows exactly the schemas the routes validate with and answer with.
+//
+// Schemas become components: request-side schemas (bodies, path and query parameters) are converted as zod
+// input types, response schemas as output types. A schema named with `.meta({ id })` keeps its name, and so
+// does a named schema nested in another one; an unnamed top-level schema is named after its operation. A
+// schema used on both sides whose input and output differ (defaults, transforms) gets an `...Input` twin.
+import { z } from 'zod';
+import { errorSchema } from '../schemas/registration.js';
+import type { ResponseDoc, RouteDoc } from './route-doc.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface OpenApiOperation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  parameters?: OpenApiParameter[];
+  requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema }> };
+  responses: Record<string, { description: string; content?: Record<string, { schema?: JsonSchema }> }>;
+  security?: Record<string, string[]>[];
+}
+
+export interface OpenApiParameter {
+  name: string;
+  in: 'path' | 'query';
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+}
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description?: string; license?: { name: string; identifier: string } };
+  servers: { url: string; description?: string }[];
+  tags: { name: string; description?: string }[];
+  paths: Record<string, Partial<Record<RouteDoc['method'], OpenApiOperation>>>;
+  components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, JsonSchema> };
+}
+
+export interface DocumentOptions {
+  title: string;
+  version: string;
+  /** The service's public base URL: the document's one server. */
+  publicUrl: string;
+  description?: string;
+  /** Descriptions of the tags the routes use, in the order they should be shown. */
+  tags?: { name: string; description: string }[];
+}
+
+const REF_PREFIX = '#/components/schemas/';
+const ref = (id: string): JsonSchema => ({ $ref: `${REF_PREFIX}${id}` });
+/** Where zod puts named schemas that are nested in a converted one without being converted themselves. */
+const SHARED_REF = /^#\/components\/schemas\/__shared#\/\$defs\/(.+)$/;
+const SESSION_SCHEME = 'sessionToken';
+
+type Io = 'input' | 'output';
+
+/** The schemas of one side (request or response) and the names they get. */
+class Side {
+  readonly registry = z.registry<{ id: string }>();
+  private readonly ids = new Map<z.ZodType, string>();
+  private readonly owners = new Map<string, z.ZodType>();
+
+  constructor(readonly io: Io) {}
+
+  /** Registers `schema` (once) and returns its component name: its own `.meta({ id })`, else `fallback`. */
+  name(schema: z.ZodType, fallback: string): string {
+    const known = this.ids.get(schema);
+    if (known) return known;
+    const own = z.globalRegistry.get(schema)?.id;
+    const id = typeof own === 'string' && own !== '' ? own : fallback;
+    if (this.owners.has(id)) throw new Error(`OpenAPI: two different ${this.io} schemas are both named ${id}; give one another .meta({ id })`);
+    this.owners.set(id, schema);
+    this.ids.set(schema, id);
+    this.registry.add(schema, { id });
+    return id;
+  }
+
+  /** All registered schemas as JSON Schema components, nested named schemas hoisted beside them. */
+  convert(): Record<string, JsonSchema> {
+    if (this.ids.size === 0) return {};
+    const { schemas } = z.toJSONSchema(this.registry, {
+      target: 'draft-2020-12',
+      io: this.io,
+      unrepresentable: 'throw',
+      uri: (id) => `${REF_PREFIX}${id}`,
+    }) as { schemas: Record<string, JsonSchema> };
+    const out: Record<string, JsonSchema> = {};
+    const rename = (id: string): string => (/^_*schema\d+$/.test(id) ? `${this.io === 'input' ? 'Input' : 'Output'}${id.replace(/^_*s/, 'S')}` : id);
+    const add = (id: string, schema: JsonSchema): void => {
+      if (id in out) throw new Error(`OpenAPI: two different ${this.io} schemas are both named ${id}`);
+      out[id] = stripSchemaIds(schema);
+    };
+    for (const [id, schema] of Object.entries(schemas)) {
+      if (id !== '__shared') {
+        add(id, schema);
+        continue;
+      }
+      const defs = (schema['$defs'] ?? {}) as Record<string, JsonSchema>;
+      for (const [defId, def] of Object.entries(defs)) add(rename(defId), def);
+    }
+    return mapRefs(out, (target) => {
+      const shared = SHARED_REF.exec(target);
+      return shared ? `${REF_PREFIX}${rename(decodeURIComponent(shared[1] as string))}` : target;
+    });
+  }
+}
+
+function stripSchemaIds(schema: JsonSchema): JsonSchema {
+  const { $schema: _schema, $id: _id, id: _metaId, ...rest } = schema;
+  return rest;
+}
+
+/** A deep copy of `value` with every `$ref` string passed through `map`. */
+function mapRefs<T>(value: T, map: (ref: string) => string): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => mapRefs(item, map)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, key === '$ref' && typeof item === 'string' ? map(item) : mapRefs(item, map)]),
+  ) as T;
+}
+
+/** JSON with sorted keys, to compare two schemas. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+}
+
+/**
+ * One component set from both sides. A name both sides use for different JSON becomes `<name>Input` on the
+ * request side (repeated until stable, since renaming a nested schema changes its parents).
+ */
+function mergeSides(input: Record<string, JsonSchema>, output: Record<string, JsonSchema>) {
+  const twins = new Set<string>();
+  const inputRef = (target: string): string => {
+    const name = target.startsWith(REF_PREFIX) ? target.slice(REF_PREFIX.length) : undefined;
+    return name !== undefined && twins.has(name) ? `${REF_PREFIX}${name}Input` : target;
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [name, schema] of Object.entries(input)) {
+      if (name in output && !twins.has(name) && canonical(mapRefs(schema, inputRef)) !== canonical(output[name])) {
+        twins.add(name);
+        changed = true;
+      }
+    }
+  }
+  const schemas: Record<string, JsonSchema> = { ...output };
+  for (const [name, schema] of Object.entries(input)) {
+    if (name in output && !twins.has(name)) continue;
+    const final = twins.has(name) ? `${name}Input` : name;
+    if (final in schemas) throw new Error(`OpenAPI: the schema name ${final} is taken; rename one of the schemas`);
+    schemas[final] = mapRefs(schema, inputRef);
+  }
+  return { schemas, inputRef };
+}
+
+const words = (text: string): string[] => text.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
+const pascal = (text: string): string => words(text).map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
+
+/** getAgentInfoByChainIdByAgentId for GET /api/agent/info/{chainId}/{agentId}. */
+export function operationIdOf(route: Pick<RouteDoc, 'method' | 'path'>): string {
+  const segments = route.path.split('/').filter((segment, index) => segment !== '' && !(index === 1 && segment === 'api'));
+  const name = segments.map((segment) => (/^\{.+\}$/.test(segment) ? `By${pascal(segment)}` : pascal(segment))).join('');
+  return `${route.method}${name}`;
+}
+
+const pathParamsOf = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
+
+function responseContent(doc: ResponseDoc, schemaRef: JsonSchema | undefined): Record<string, { schema?: JsonSchema }> | undefined {
+  const content: Record<string, { schema?: JsonSchema }> = {};
+  if (schemaRef) content['application/json'] = { schema: schemaRef };
+  if (doc.contentType) content[doc.contentType] = doc.contentType.startsWith('text/') ? { schema: { type: 'string' } } : {};
+  return Object.keys(content).length > 0 ? content : undefined;
+}
+
+const isOptional = (schema: z.ZodType): schema is z.ZodOptional<z.ZodType> => schema instanceof z.ZodOptional;
+
+/** Generates the document. Throws when the descriptions are inconsistent (path parameters, names). */
+export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOptions): OpenApiDocument {
+  const input = new Side('input');
+  const output = new Side('output');
+  const parameterObjects = new Set<string>();
+
+  // First pass: name every schema, so the conversions see them all.
+  const planned = routes.map((route) => {
+    const operationId = operationIdOf(route);
+    const base = pascal(operationId);
+    const declared = Object.keys(route.params?.shape ?? {});
+    const inPath = pathParamsOf(route.path);
+    if (declared.length !== inPath.length || inPath.some((name) => !declared.includes(name))) {
+      throw new Error(`OpenAPI: ${route.method.toUpperCase()} ${route.path} has path parameters {${inPath.join(', ')}} but params describes [${declared.join(', ')}]`);
+    }
+    const params = route.params ? input.name(route.params, `${base}PathParameters`) : undefined;
+    const query = route.query ? input.name(route.query, `${base}QueryParameters`) : undefined;
+    for (const name of [params, query]) if (name) parameterObjects.add(name);
+    const body = route.body
+      ? { required: !isOptional(route.body), name: input.name(isOptional(route.body) ? route.body.unwrap() : route.body, `${base}Request`) }
+      : undefined;
+    const responses = Object.entries(route.responses).map(([status, doc]) => {
+      const code = Number(status);
+      const schema = doc.schema ?? (code >= 400 && !doc.contentType ? errorSchema : undefined);
+      return { status, doc, name: schema ? output.name(schema, `${base}Response${code === 200 ? '' : status}`) : undefined };
+    });
+    return { route, operationId, params, query, body, responses };
+  });
+
+  const { schemas, inputRef } = mergeSides(input.convert(), output.convert());
+  const inputSchema = (name: string): JsonSchema => {
+    const resolved = inputRef(`${REF_PREFIX}${name}`).slice(REF_PREFIX.length);
+    const schema = schemas[resolved];
+    if (!schema) throw new Error(`OpenAPI: no component ${resolved}`);
+    return schema;
+  };
+
+  const parametersOf = (name: string | undefined, where: 'path' | 'query'): OpenApiParameter[] => {
+    if (!name) return [];
+    const object = inputSchema(name);
+    const required = new Set((object['required'] ?? []) as string[]);
+    return Object.entries((object['properties'] ?? {}) as Record<string, JsonSchema>).map(([param, schema]) => {
+      const { description, ...rest } = schema;
+      return {
+        name: param,
+        in: where,
+        required: where === 'path' || required.has(param),
+        ...(typeof description === 'string' ? { description } : {}),
+        schema: rest,
+      };
+    });
+  };
+
+  const paths: OpenApiDocument['paths'] = {};
+  for (const { route, operationId, params, query, body, responses } of planned) {
+    const parameters = [...parametersOf(params, 'path'), ...parametersOf(query, 'query')];
+    if (route.sessionToken) {
+      parameters.push({
+        name: 'token',
+        in: 'query',
+        required: false,
+        description: `The session token. Or send it as Authorization: Bearer <token>${route.sessionToken === 'query-bearer-or-body' ? ', or as "token" in the JSON body' : ''}.`,
+        schema: { type: 'string' },
+      });
+    }
+    const operation: OpenApiOperation = {
+      operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: route.tags,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(body
+        ? { requestBody: { required: body.required, content: { 'application/json': { schema: { $ref: inputRef(`${REF_PREFIX}${body.name}`) } } } } }
+        : {}),
+      responses: Object.fromEntries(
+        responses.map(({ status, doc, name }) => {
+          const content = responseContent(doc, name ? ref(name) : undefined);
+          return [status, { description: doc.description, ...(content ? { content } : {}) }];
+        }),
+      ),
+      ...(route.sessionToken ? { security: [{ [SESSION_SCHEME]: [] }, {}] } : {}),
+    };
+    const item = (paths[route.path] ??= {});
+    if (item[route.method]) throw new Error(`OpenAPI: ${route.method.toUpperCase()} ${route.path} is described twice`);
+    item[route.method] = operation;
+  }
+
+  // Parameter objects live in the operations' parameters, not as components.
+  for (const name of parameterObjects) {
+    const resolved = inputRef(`${REF_PREFIX}${name}`).slice(REF_PREFIX.length);
+    delete schemas[resolved];
+  }
+
+  const used = [...new Set(routes.flatMap((route) => route.tags))];
+  const described = options.tags ?? [];
+  const tags = [
+    ...described.filter((tag) => used.includes(tag.name)),
+    ...used.filter((name) => !described.some((tag) => tag.name === name)).map((name) => ({ name })),
+  ];
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: options.title,
+      version: options.version,
+      ...(options.description ? { description: options.description } : {}),
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: options.publicUrl }],
+    tags,
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      securitySchemes: {
+        [SESSION_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWE',
+          description: 'The session token of a registration (or other) session. Also accepted as the query parameter token.',
+        },
+      },
+    },
+  };
+}

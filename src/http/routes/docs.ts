@@ -1,0 +1,116 @@
+// GET /openapi.json and the interactive docs page GET /docs.
+//
+// The page is Swagger UI from the swagger-ui-dist package (pinned), the official build of Swagger UI,
+// released often by its maintainers. Everything the page loads comes from this service: the package's
+// script, style and icons under /docs/assets/, and a small initializer script of our own (no inline
+// script, so the CSP can say script-src 'self'). Nothing is fetched from a CDN, so the page works offline
+// and on machines without internet access; the online spec validator badge is switched off. Cache-Control
+// of all three comes from the policy table in middleware/security.ts.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Router } from 'express';
+import { z } from 'zod';
+import type { OpenApiDocument } from '../openapi/document.js';
+import type { RouteDoc } from '../openapi/route-doc.js';
+
+const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+/** The package files the page uses; nothing else of the package is served. */
+const ASSETS: Readonly<Record<string, string>> = {
+  'swagger-ui.css': 'swagger-ui.css',
+  'swagger-ui-bundle.js': 'swagger-ui-bundle.js',
+  'favicon-32x32.png': 'favicon-32x32.png',
+  'favicon-16x16.png': 'favicon-16x16.png',
+};
+
+export const DOCS_ASSETS_PATH = '/docs/assets';
+
+const INIT_SCRIPT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+  });
+});
+`;
+
+const escapeHtml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+const page = (title: string): string => `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>${escapeHtml(title)}</title>
+    <link rel="stylesheet" href="${DOCS_ASSETS_PATH}/swagger-ui.css">
+    <link rel="icon" type="image/png" href="${DOCS_ASSETS_PATH}/favicon-32x32.png" sizes="32x32">
+    <link rel="icon" type="image/png" href="${DOCS_ASSETS_PATH}/favicon-16x16.png" sizes="16x16">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="${DOCS_ASSETS_PATH}/swagger-ui-bundle.js"></script>
+    <script src="${DOCS_ASSETS_PATH}/init.js"></script>
+  </body>
+</html>
+`;
+
+export const openApiDocumentSchema = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'OpenApiDocument', description: 'This document (OpenAPI 3.1)' });
+
+export const docsDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'The OpenAPI 3.1 document of this service',
+    description: 'Generated from the schemas the routes validate with.',
+    tags: ['Service'],
+    responses: { 200: { description: 'The document', schema: openApiDocumentSchema } },
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    summary: 'Interactive API documentation (Swagger UI)',
+    tags: ['Service'],
+    responses: { 200: { description: 'The page', contentType: 'text/html' } },
+  },
+];
+
+/** Routes of the docs page that are part of the page, not of the API (the OpenAPI coverage test skips them). */
+export const DOCS_ASSET_ROUTES = [`${DOCS_ASSETS_PATH}/:file`];
+
+export function docsRoutes(document: OpenApiDocument): Router {
+  const router = Router();
+  const json = JSON.stringify(document);
+  const html = page(`${document.info.title} API`);
+
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(json);
+  });
+
+  router.get('/docs', (_req, res) => {
+    res.type('html').send(html);
+  });
+
+  router.get(`${DOCS_ASSETS_PATH}/:file`, (req, res, next) => {
+    const file = String(req.params['file']);
+    if (file === 'init.js') {
+      res.type('application/javascript').send(INIT_SCRIPT);
+      return;
+    }
+    const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
+    if (!asset) {
+      res.status(404).json({ error: `No docs asset ${file}` });
+      return;
+    }
+    res.sendFile(join(SWAGGER_UI_DIR, asset), { cacheControl: false, dotfiles: 'deny' }, (error) => {
+      if (error) next(error);
+    });
+  });
+
+  return router;
+}

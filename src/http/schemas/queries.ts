@@ -1,0 +1,228 @@
+// Shapes of the public query endpoints: the path and query parameters the routes validate (a malformed one is a
+// 400 naming it) and the answers, as the OpenAPI document describes them.
+import { isAddress } from 'viem';
+import { z } from 'zod';
+import { NETWORK_NAMES, NETWORKS } from '../../core/networks.js';
+import { PROOF_TYPES } from '../../core/proof-type.js';
+import { REGISTRATION_MODES } from '../../core/registration-modes.js';
+import { DISCOVERY_CAPABILITIES, ERC8004_REGISTRATION_TYPE } from '../../services/agent-queries.js';
+
+// ---- Parameters
+
+const SUPPORTED_CHAIN_IDS = NETWORK_NAMES.map((name) => String(NETWORKS[name].chainId)) as [string, ...string[]];
+const chainList = NETWORK_NAMES.map((name) => `${NETWORKS[name].chainId} (${name})`).join(' or ');
+
+const chainIdParam = z
+  .enum(SUPPORTED_CHAIN_IDS, { error: (issue) => `unsupported chain ${JSON.stringify(issue.input ?? null)}: use ${chainList}` })
+  .describe(`Chain id: ${chainList}`);
+
+/** Agent ids are minted from 1 upwards; above 2^53 - 1 none can exist (and JSON numbers would lose precision). */
+const agentIdParam = z
+  .string()
+  .regex(/^\d+$/, 'must be a positive decimal integer such as 1 (hex is not accepted)')
+  .refine((value) => {
+    if (!/^\d+$/.test(value)) return true; // the regex has said what is wrong
+    const n = BigInt(value);
+    return n > 0n && n <= BigInt(Number.MAX_SAFE_INTEGER);
+  }, `must be a positive decimal integer no larger than ${Number.MAX_SAFE_INTEGER}`)
+  .describe('Agent id: a positive decimal integer');
+
+const addressParam = z
+  .string()
+  .refine((value) => isAddress(value, { strict: false }), 'must be a 0x-prefixed 20-byte hex address')
+  .describe("The human's wallet address");
+
+const nullifierParam = z
+  .string()
+  .regex(/^\d+$/, 'must be a decimal digit string (the human nullifier)')
+  .refine((value) => !/^\d+$/.test(value) || BigInt(value) < 2n ** 256n, 'must be smaller than 2^256')
+  .describe('Human nullifier, decimal digits');
+
+export const agentParamsSchema = z.object({ chainId: chainIdParam, agentId: agentIdParam });
+export const humanParamsSchema = z.object({ chainId: chainIdParam, address: addressParam });
+export const nullifierParamsSchema = z.object({ chainId: chainIdParam, nullifier: nullifierParam });
+export const a2aParamsSchema = z.object({ agentId: agentIdParam });
+export const a2aQuerySchema = z.object({
+  chain: chainIdParam.optional().describe(`Chain id of the agent: ${chainList}; default ${NETWORKS.mainnet.chainId}`),
+  chainId: chainIdParam.optional().describe('Same as chain (accepted as an alias)'),
+});
+
+// ---- Answers
+
+const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
+const network = z.enum(NETWORK_NAMES);
+const proofType = z.enum(PROOF_TYPES).describe('Label of the strength: passport >= 100, kyc >= 80, govt_id >= 60, liveness >= 40, else unknown');
+const strengthLabel = z.enum([...PROOF_TYPES, 'None']).describe('Label of the strength (as proofType), or None without a proof');
+const strength = z.number().int().min(0).max(100).describe("The provider's verification strength, 0 to 100");
+const decimal = (what: string) => z.string().regex(/^\d+$/).describe(what);
+
+export const agentCredentialsSchema = z
+  .object({
+    nationality: z.string().describe('Three-letter country code; empty when not disclosed'),
+    issuingState: z.string().optional(),
+    name: z.array(z.string()).optional(),
+    dateOfBirth: z.string().optional().describe('DD-MM-YY, when disclosed'),
+    gender: z.string().optional(),
+    expiryDate: z.string().optional().describe('DD-MM-YY, when disclosed'),
+    olderThan: z.number().int().describe('The age threshold proved (0 when none was asked)'),
+    ofac: z
+      .tuple([z.boolean(), z.boolean(), z.boolean()])
+      .describe('OFAC checks passed: document number, name + date of birth, name + year of birth'),
+  })
+  .meta({ id: 'AgentCredentials', description: 'What the human disclosed at registration or the last refresh' });
+
+export const agentInfoSchema = z
+  .object({
+    agentId: z.number().int(),
+    chainId: z.number().int(),
+    agentAddress: address('The agent key as an address (for an Ed25519 key, the address derived from it)'),
+    isVerified: z.boolean().describe('The agent has a proof of human that has not expired'),
+    proofProvider: address('The proof provider contract; the zero address without a proof'),
+    verificationStrength: strength,
+    strengthLabel,
+    credentials: agentCredentialsSchema,
+    registeredAt: z.number().int().describe('Unix time (seconds) of the block the agent was registered in'),
+    network,
+  })
+  .meta({ id: 'AgentInfo' });
+
+export const agentsByHumanSchema = z
+  .object({
+    agents: z.array(z.number().int()).describe('Ids of the agents whose NFT the address owns or whose guardian it is, ascending'),
+    chainId: z.number().int(),
+    humanAddress: address('The address asked about, checksummed'),
+  })
+  .meta({ id: 'AgentsByHuman' });
+
+export const agentsByNullifierSchema = z
+  .object({
+    nullifier: decimal('The nullifier asked about'),
+    agents: z.array(z.number().int()).describe('Ids of the live agents of this human, ascending'),
+    chainId: z.number().int(),
+  })
+  .meta({ id: 'AgentsByNullifier' });
+
+export const verifySchema = z
+  .object({
+    agentId: z.number().int(),
+    chainId: z.number().int(),
+    isVerified: z.boolean().describe('The agent has a proof of human that has not expired'),
+    proofProvider: address('The proof provider; the zero address without a proof'),
+    isSelfProvider: z.boolean().describe("The proof came from the registry's own (identity hub) provider"),
+    verificationStrength: strength,
+    strengthLabel,
+    humanNullifier: decimal('The human nullifier; "0" without a proof'),
+    agentCountForHuman: z.number().int().describe("Live agents sharing this human's nullifier; 0 without a proof"),
+  })
+  .meta({
+    id: 'Verification',
+    description:
+      'Without a proof (or for an agent that does not exist): isVerified false, the zero address, isSelfProvider false, strength 0, None, "0", 0.',
+  });
+
+export const reputationSchema = z
+  .object({
+    score: strength,
+    hasProof: z.boolean().describe('A proof of human is on record (expired or not)'),
+    providerName: z.string().describe('Name of the proof provider; empty without a proof'),
+    proofType,
+  })
+  .meta({ id: 'Reputation' });
+
+export const verifyStatusSchema = z
+  .union([
+    z.object({ verified: z.literal(false) }).describe('The agent has no proof (or does not exist)'),
+    z.object({
+      verified: z.boolean().describe('The proof has not expired'),
+      proofType,
+      registeredAtBlock: decimal('Block number of the registration, as text'),
+      providerAddress: address('The proof provider'),
+    }),
+  ])
+  .meta({ id: 'VerificationStatus' });
+
+const skillSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  tags: z.array(z.string()),
+  examples: z.array(z.string()).optional(),
+  inputModes: z.array(z.string()).optional(),
+  outputModes: z.array(z.string()).optional(),
+});
+
+export const agentCardSchema = z
+  .looseObject({
+    protocolVersion: z.string(),
+    name: z.string(),
+    description: z.string(),
+    url: z.string().describe("The agent's A2A endpoint as its owner declared it; else the registry service's"),
+    version: z.string(),
+    capabilities: z.looseObject({
+      streaming: z.boolean().optional(),
+      pushNotifications: z.boolean().optional(),
+      stateTransitionHistory: z.boolean().optional(),
+      extensions: z.array(z.looseObject({ uri: z.string() })).optional(),
+    }),
+    defaultInputModes: z.array(z.string()),
+    defaultOutputModes: z.array(z.string()),
+    skills: z.array(skillSchema),
+    iconUrl: z.string().optional(),
+    documentationUrl: z.string().optional(),
+    preferredTransport: z.string().optional(),
+    provider: z.object({ organization: z.string(), url: z.string() }).optional(),
+    additionalInterfaces: z.array(z.object({ url: z.string(), transport: z.string() })).optional(),
+    image: z.string().optional(),
+    registrations: z
+      .array(z.object({ agentId: z.number().int(), agentRegistry: z.string().describe('eip155:<chainId>:<registry>') }))
+      .describe('ERC-8004: where the agent is registered'),
+    proofOfHuman: z
+      .object({
+        agentId: z.number().int(),
+        registry: address('The agent registry'),
+        chainId: z.number().int(),
+        network,
+        agentAddress: address('The agent key as an address'),
+        isVerified: z.boolean().describe('The agent has a proof of human that has not expired'),
+        proofProvider: address('The proof provider; the zero address without a proof'),
+        providerName: z.string(),
+        verificationStrength: strength,
+        strengthLabel,
+        proofExpiresAt: z.number().int().describe('Unix seconds; 0 without a proof'),
+        credentials: agentCredentialsSchema,
+      })
+      .describe('Filled by the registry service from the chain, not by the agent'),
+  })
+  .meta({
+    id: 'AgentCard',
+    description:
+      "A2A v0.3.0 AgentCard from the agent's own on-chain metadata (fields of the wrong type are left out), with defaults " +
+      '(name "Agent #<id>") where it has none, plus the proof-of-human block',
+  });
+
+export const discoverySchema = z
+  .object({
+    name: z.string().describe('Service name'),
+    version: z.string().describe('Version of this document'),
+    apiBase: z.string().describe('Base address of the agent API: {base_url}/api/agent'),
+    networks: z.array(network),
+    registrationModes: z.array(z.enum(REGISTRATION_MODES)),
+    capabilities: z.array(z.enum(DISCOVERY_CAPABILITIES)),
+    sessionTtlMs: z.number().int().describe('Session lifetime in milliseconds'),
+  })
+  .meta({ id: 'DiscoveryDocument' });
+
+export const registrationFileSchema = z
+  .object({
+    type: z.literal(ERC8004_REGISTRATION_TYPE),
+    name: z.string(),
+    description: z.string(),
+    services: z.array(z.object({ name: z.string(), endpoint: z.string(), version: z.string().optional() })),
+    x402Support: z.boolean(),
+    active: z.boolean(),
+    registrations: z
+      .array(z.object({ agentId: z.number().int(), agentRegistry: z.string() }))
+      .describe('Empty: the service itself is not registered as an agent'),
+    supportedTrust: z.array(z.string()),
+  })
+  .meta({ id: 'Erc8004RegistrationFile', description: 'ERC-8004 registration file (registration-v1) of this service' });

@@ -1,0 +1,294 @@
+// Cached chain reads of the public queries, per network, kept correct by the registry's own events.
+//
+// How "no answer is stale by more than one block" holds:
+// 1. Every cached read carries the block it was read at (the lens returns block.number with its answer).
+// 2. The network's RegistryEventFollower polls the registry's logs about once per block and, for each log,
+//    drops the cached answers it touches: the agent named by the event, and for a registration or revocation
+//    (which change a human's agent count) every cached agent sharing its nullifier and the nullifier's list.
+// 3. A read is stored only if its block is at or after the follower's last processed block. Any event after
+//    the read's block is then in a block the follower has not processed yet, so it will drop the entry when it
+//    does, at the next poll. A read from before an event the follower has already applied (a read that raced
+//    the invalidation) is answered but never stored. Invalidation and the follower's progress move in the same
+//    tick, so no store can slip between them.
+// 4. While the follower is not live (not started, still backfilling, or its polls failing), the cache is
+//    bypassed: every request reads the chain.
+// So an answer can lag the chain by at most the time between a block and the follower's next poll: one
+// polling interval, which is set to about one block time.
+//
+// Not covered by events (and so not invalidated): a provider contract changing its name or strength, and an
+// admin switching the registry's selfProofProvider to an already approved provider (no event is emitted then).
+// Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
+// cached isProofFresh alone. Chain reorganisations are not handled (Celo's blocks are final in practice).
+import { encodeEventTopics, hexToBigInt, slice, type Hex } from 'viem';
+import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
+import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import type { ChainClient } from '../chain/clients.js';
+import type { RegistryEventFollower } from '../chain/registry-events.js';
+import type { Metrics } from '../metrics.js';
+
+type RegistryEventName = Extract<(typeof agentRegistryAbi)[number], { type: 'event' }>['name'];
+
+const topicOf = (eventName: RegistryEventName): Hex =>
+  (encodeEventTopics({ abi: agentRegistryAbi, eventName } as Parameters<typeof encodeEventTopics>[0])[0] as Hex).toLowerCase() as Hex;
+
+/** Events whose first indexed parameter is the agent id. */
+const AGENT_EVENTS = new Set<Hex>(
+  (
+    [
+      'Registered',
+      'URIUpdated',
+      'MetadataSet',
+      'HumanProofRefreshed',
+      'GuardianSet',
+      'AgentMetadataUpdated',
+      'AgentCredentialsStored',
+    ] as const
+  ).map(topicOf),
+);
+/** ERC-721 events whose third indexed parameter is the token (agent) id. */
+const TOKEN_EVENTS = new Set<Hex>((['Transfer', 'Approval'] as const).map(topicOf));
+/** Agent events that change the agent count of the nullifier in their data's first word. */
+const NULLIFIER_EVENTS = new Set<Hex>((['AgentRegisteredWithHumanProof', 'HumanProofRevoked'] as const).map(topicOf));
+/** Events that change nothing a public query answers. */
+const IGNORED_EVENTS = new Set<Hex>(
+  (
+    [
+      'NullifierIdentified',
+      'MaxAgentsPerHumanUpdated',
+      'MaxProofAgeUpdated',
+      'ApprovalForAll',
+      'RoleAdminChanged',
+      'RoleGranted',
+      'RoleRevoked',
+      'Ed25519VerifierUpdated',
+      'EIP712DomainChanged',
+    ] as const
+  ).map(topicOf),
+);
+
+export const REGISTRY_TOPICS = {
+  transfer: topicOf('Transfer'),
+  guardianSet: topicOf('GuardianSet'),
+} as const;
+
+/** What one registry log means for cached answers. */
+export type LogEffect =
+  | { kind: 'agent'; agentId: bigint; nullifier?: bigint }
+  | { kind: 'none' }
+  /** Provider changes, contract upgrades and anything unknown: drop the whole network's cache. */
+  | { kind: 'all' };
+
+/** The parts of a log the cache reads. */
+export interface LogLike {
+  topics: readonly Hex[];
+  data: Hex;
+}
+
+export function logEffect(log: LogLike): LogEffect {
+  const [topic0, ...indexed] = log.topics;
+  const topic = topic0?.toLowerCase() as Hex | undefined;
+  if (topic === undefined) return { kind: 'all' };
+  if (IGNORED_EVENTS.has(topic)) return { kind: 'none' };
+  if (AGENT_EVENTS.has(topic) && indexed[0]) return { kind: 'agent', agentId: hexToBigInt(indexed[0]) };
+  if (TOKEN_EVENTS.has(topic) && indexed[2]) return { kind: 'agent', agentId: hexToBigInt(indexed[2]) };
+  if (NULLIFIER_EVENTS.has(topic) && indexed[0] && log.data.length >= 66) {
+    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)) };
+  }
+  return { kind: 'all' };
+}
+
+interface CacheHooks<K, V> {
+  follower: Pick<RegistryEventFollower, 'isLive' | 'processedBlock'>;
+  metrics: Metrics;
+  maxEntries: number;
+  onStore?: (key: K, value: V) => void;
+  onEvict?: (key: K, value: V) => void;
+}
+
+/** A read-through cache of chain reads that stores a read only when the follower will hear of later changes. */
+class BlockCheckedCache<K, V> {
+  readonly #entries = new Map<K, V>();
+  /** Reads in flight, shared by concurrent misses; dropped when the key is invalidated meanwhile. */
+  readonly #loading = new Map<K, Promise<AtBlock<V>>>();
+
+  constructor(
+    readonly name: string,
+    private readonly hooks: CacheHooks<K, V>,
+  ) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  async get(key: K, load: () => Promise<AtBlock<V>>): Promise<V> {
+    const { follower, metrics } = this.hooks;
+    if (!follower.isLive()) {
+      metrics.cacheMiss(this.name);
+      return (await load()).value;
+    }
+    const cached = this.#entries.get(key);
+    if (cached !== undefined) {
+      metrics.cacheHit(this.name);
+      // least recently used goes first when the cache is full
+      this.#entries.delete(key);
+      this.#entries.set(key, cached);
+      return cached;
+    }
+    metrics.cacheMiss(this.name);
+    let loading = this.#loading.get(key);
+    if (!loading) {
+      const started = load();
+      loading = started;
+      this.#loading.set(key, started);
+      started.then(
+        (read) => {
+          if (this.#loading.get(key) !== started) return; // invalidated while reading
+          this.#loading.delete(key);
+          if (read.blockNumber >= follower.processedBlock && follower.isLive()) this.#store(key, read.value);
+        },
+        () => {
+          if (this.#loading.get(key) === started) this.#loading.delete(key);
+        },
+      );
+    }
+    return (await loading).value;
+  }
+
+  delete(key: K): void {
+    this.#loading.delete(key);
+    const value = this.#entries.get(key);
+    if (value === undefined) return;
+    this.#entries.delete(key);
+    this.hooks.onEvict?.(key, value);
+  }
+
+  clear(): void {
+    this.#loading.clear();
+    for (const key of [...this.#entries.keys()]) this.delete(key);
+  }
+
+  #store(key: K, value: V): void {
+    this.delete(key);
+    this.#entries.set(key, value);
+    this.hooks.onStore?.(key, value);
+    while (this.#entries.size > this.hooks.maxEntries) {
+      const oldest = this.#entries.keys().next().value as K;
+      this.delete(oldest);
+    }
+  }
+}
+
+export interface AgentCacheOptions {
+  network: string;
+  lens: AgentLens;
+  client: ChainClient;
+  follower: RegistryEventFollower;
+  metrics: Metrics;
+  /** Per kind of entry (agents, nullifier lists, block timestamps); default 100,000. */
+  maxEntries?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 100_000;
+
+/** One network's cached agent views, nullifier lists and block timestamps. */
+export class AgentCache {
+  readonly #options: AgentCacheOptions;
+  readonly #agents: BlockCheckedCache<bigint, AgentView>;
+  readonly #nullifierLists: BlockCheckedCache<bigint, readonly bigint[]>;
+  /** Cached agents by their nullifier, to drop them when the nullifier's agent count changes. */
+  readonly #agentsOfNullifier = new Map<bigint, Set<bigint>>();
+  readonly #blockTimes = new Map<bigint, number>();
+  readonly #blockTimesLoading = new Map<bigint, Promise<number>>();
+  readonly #unsubscribe: () => void;
+
+  constructor(options: AgentCacheOptions) {
+    this.#options = options;
+    const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    const { follower, metrics } = options;
+    this.#agents = new BlockCheckedCache('agent', {
+      follower,
+      metrics,
+      maxEntries,
+      onStore: (agentId, view) => {
+        if (view.nullifier === 0n) return;
+        let set = this.#agentsOfNullifier.get(view.nullifier);
+        if (!set) this.#agentsOfNullifier.set(view.nullifier, (set = new Set()));
+        set.add(agentId);
+      },
+      onEvict: (agentId, view) => {
+        const set = this.#agentsOfNullifier.get(view.nullifier);
+        set?.delete(agentId);
+        if (set?.size === 0) this.#agentsOfNullifier.delete(view.nullifier);
+      },
+    });
+    this.#nullifierLists = new BlockCheckedCache('nullifier-agents', { follower, metrics, maxEntries });
+    this.#unsubscribe = follower.subscribe((logs) => this.apply(logs));
+  }
+
+  /** The agent's view: from the cache, or one eth_call. */
+  agent(agentId: bigint): Promise<AgentView> {
+    return this.#agents.get(agentId, () => this.#options.lens.agent(agentId));
+  }
+
+  /** The live agents of a nullifier (registry order): from the cache, or one eth_call. */
+  agentsForNullifier(nullifier: bigint): Promise<readonly bigint[]> {
+    return this.#nullifierLists.get(nullifier, () => this.#options.lens.agentsForNullifier(nullifier));
+  }
+
+  /**
+   * Unix time of a block, cached forever (a block's timestamp never changes). The first request that needs a
+   * block not seen before pays one more round trip (eth_getBlockByNumber); later ones none.
+   */
+  async blockTimestamp(blockNumber: bigint): Promise<number> {
+    const { metrics, client } = this.#options;
+    const known = this.#blockTimes.get(blockNumber);
+    if (known !== undefined) {
+      metrics.cacheHit('block-timestamp');
+      return known;
+    }
+    metrics.cacheMiss('block-timestamp');
+    let loading = this.#blockTimesLoading.get(blockNumber);
+    if (!loading) {
+      loading = client.getBlock({ blockNumber, includeTransactions: false }).then((block) => Number(block.timestamp));
+      this.#blockTimesLoading.set(blockNumber, loading);
+      const done = loading;
+      done.then(
+        (timestamp) => {
+          this.#blockTimesLoading.delete(blockNumber);
+          this.#blockTimes.set(blockNumber, timestamp);
+          const max = this.#options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+          if (this.#blockTimes.size > max) this.#blockTimes.delete(this.#blockTimes.keys().next().value as bigint);
+        },
+        () => this.#blockTimesLoading.delete(blockNumber),
+      );
+    }
+    return loading;
+  }
+
+  /** Drops what the logs make stale (the follower calls this, synchronously, for every range of logs). */
+  apply(logs: readonly LogLike[]): void {
+    for (const log of logs) {
+      const effect = logEffect(log);
+      if (effect.kind === 'none') continue;
+      if (effect.kind === 'all') {
+        this.#agents.clear();
+        this.#nullifierLists.clear();
+        continue;
+      }
+      this.#agents.delete(effect.agentId);
+      if (effect.nullifier !== undefined) {
+        for (const agentId of [...(this.#agentsOfNullifier.get(effect.nullifier) ?? [])]) this.#agents.delete(agentId);
+        this.#nullifierLists.delete(effect.nullifier);
+      }
+    }
+  }
+
+  /** Entries held, for tests and diagnostics. */
+  get size(): { agents: number; nullifierLists: number; blockTimestamps: number } {
+    return { agents: this.#agents.size, nullifierLists: this.#nullifierLists.size, blockTimestamps: this.#blockTimes.size };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+}

@@ -1,0 +1,396 @@
+// The public queries: agent info, agents per human wallet or nullifier, verification, reputation, verification
+// status, the agent card, the A2A card redirect, the discovery document and the service's ERC-8004 registration
+// file. Agent reads go through AgentLens (one eth_call each) and a per-network cache that the registry's own
+// events invalidate (agent-cache.ts explains why no answer lags the chain by more than about one block).
+//
+// Decisions:
+// - isVerified (info, verify) and verified (verify-status) mean "has a proof that has not expired"; an expired
+//   agent keeps its provider, strength and nullifier in the answers. Reputation's hasProof means a proof is on
+//   record, expired or not.
+// - An agent never minted or burned is 404 for info, card and reputation; verify and verify-status answer their
+//   no-proof bodies instead, as the interface says.
+// - Agent lists (by human, by nullifier) are in ascending id order.
+// - The log followers are started by the composition root (start()); if nothing started them, the first
+//   agents-by-human request starts its network's follower (until stop() is called).
+import { getAddress, zeroAddress, type Address } from 'viem';
+import { AgentLens, type AgentView } from '../chain/agent-lens.js';
+import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
+import { RegistryEventFollower } from '../chain/registry-events.js';
+import { agentAddressOfKey } from '../core/agent-key.js';
+import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
+import { notFound, ServiceError } from '../core/errors.js';
+import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, resolveNetwork, type NetworkName } from '../core/networks.js';
+import { proofTypeOf, strengthLabelOf, type ProofType, type StrengthLabel } from '../core/proof-type.js';
+import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-modes.js';
+import type { Metrics } from '../metrics.js';
+import { SessionTokens } from '../sessions/session-token.js';
+import type { Clock } from '../store/key-value-store.js';
+import { buildAgentCard, type AgentCard } from './agent-card.js';
+import { AgentCache } from './agent-cache.js';
+import { HumanAgentIndex } from './human-agent-index.js';
+
+/** Credentials as the interface shows them: nationality, olderThan and ofac always present. */
+export type InterfaceCredentials = PublicCredentials & { nationality: string };
+
+export interface AgentInfo {
+  agentId: number;
+  chainId: number;
+  agentAddress: Address;
+  isVerified: boolean;
+  proofProvider: Address;
+  verificationStrength: number;
+  strengthLabel: StrengthLabel;
+  credentials: InterfaceCredentials;
+  /** Unix seconds of the block the agent was minted in. */
+  registeredAt: number;
+  network: NetworkName;
+}
+
+export interface AgentsByHuman {
+  agents: number[];
+  chainId: number;
+  humanAddress: Address;
+}
+
+export interface AgentsByNullifier {
+  nullifier: string;
+  agents: number[];
+  chainId: number;
+}
+
+export interface VerifyResult {
+  agentId: number;
+  chainId: number;
+  isVerified: boolean;
+  proofProvider: Address;
+  isSelfProvider: boolean;
+  verificationStrength: number;
+  strengthLabel: StrengthLabel;
+  humanNullifier: string;
+  agentCountForHuman: number;
+}
+
+export interface Reputation {
+  score: number;
+  hasProof: boolean;
+  providerName: string;
+  proofType: ProofType;
+}
+
+export type VerifyStatus =
+  | { verified: false }
+  | { verified: boolean; proofType: ProofType; registeredAtBlock: string; providerAddress: Address };
+
+export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
+
+export interface DiscoveryDocument {
+  name: string;
+  version: string;
+  apiBase: string;
+  networks: NetworkName[];
+  registrationModes: RegistrationMode[];
+  capabilities: (typeof DISCOVERY_CAPABILITIES)[number][];
+  sessionTtlMs: number;
+}
+
+export const ERC8004_REGISTRATION_TYPE = 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1';
+
+/** ERC-8004 registration file (registration-v1) of the service itself. */
+export interface RegistrationFile {
+  type: typeof ERC8004_REGISTRATION_TYPE;
+  name: string;
+  description: string;
+  services: { name: string; endpoint: string; version?: string }[];
+  x402Support: boolean;
+  active: boolean;
+  /** Empty: the service itself is not registered as an agent in any registry. */
+  registrations: { agentId: number; agentRegistry: string }[];
+  supportedTrust: string[];
+}
+
+/** The version of the discovery document's shape. */
+export const DISCOVERY_VERSION = '1.0.0';
+
+export interface AgentQueryOptions {
+  chains: ChainGateway;
+  metrics: Metrics;
+  clock: Clock;
+  publicUrl: string;
+  appName: string;
+  /** Log polling interval; default 1,000 ms for an external RPC (Celo's block time), 200 ms for an embedded chain. */
+  eventPollIntervalMs?: number;
+  /** Most blocks per eth_getLogs while backfilling (halved on refusals); default 50,000. */
+  maxLogRange?: bigint;
+  /** How long agents-by-human waits for a follower that is still backfilling before answering 503. */
+  indexWaitMs?: number;
+  /** Called with a follower's failed polls (it retries at the next interval). */
+  onFollowerError?: (network: NetworkName, error: unknown) => void;
+}
+
+interface NetworkQueries {
+  gateway: NetworkGateway;
+  follower: RegistryEventFollower;
+  cache: AgentCache;
+  index: HumanAgentIndex;
+}
+
+const NO_PROOF = {
+  isVerified: false,
+  proofProvider: zeroAddress,
+  isSelfProvider: false,
+  verificationStrength: 0,
+  strengthLabel: 'None',
+  humanNullifier: '0',
+  agentCountForHuman: 0,
+} as const satisfies Omit<VerifyResult, 'agentId' | 'chainId'>;
+
+export class AgentQueryService {
+  readonly #options: AgentQueryOptions;
+  readonly #networks: Record<NetworkName, NetworkQueries>;
+  /** stop() was called: nothing restarts the followers until start(). */
+  #stopped = false;
+
+  constructor(options: AgentQueryOptions) {
+    this.#options = options;
+    this.#networks = Object.fromEntries(
+      options.chains.all().map((gateway) => [gateway.network, this.#setUp(gateway)]),
+    ) as Record<NetworkName, NetworkQueries>;
+  }
+
+  #setUp(gateway: NetworkGateway): NetworkQueries {
+    const { metrics, clock } = this.#options;
+    const follower = new RegistryEventFollower(gateway.client, gateway.contracts.registry, gateway.registryDeployBlock, {
+      intervalMs: this.#options.eventPollIntervalMs ?? (gateway.embedded ? 200 : 1_000),
+      ...(this.#options.maxLogRange !== undefined ? { maxLogRange: this.#options.maxLogRange } : {}),
+      clock,
+      onError: (error) => this.#options.onFollowerError?.(gateway.network, error),
+    });
+    const lens = new AgentLens(gateway.client, gateway.contracts.registry);
+    const cache = new AgentCache({ network: gateway.network, lens, client: gateway.client, follower, metrics });
+    const index = new HumanAgentIndex();
+    follower.subscribe((logs) => index.apply(logs));
+    return { gateway, follower, cache, index };
+  }
+
+  /**
+   * Starts every network's log follower (cache invalidation and the agents-by-human index). Resolves when all
+   * have caught up with their chain once (on Celo the first run backfills the index from the deploy block).
+   */
+  async start(): Promise<void> {
+    this.#stopped = false;
+    await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.start()));
+  }
+
+  /** Stops the followers; the cache is bypassed from then on. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.stop()));
+  }
+
+  /** Processes the logs up to the latest block now (tests; normally the followers' timers do this). */
+  async syncNow(): Promise<void> {
+    await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.syncNow()));
+  }
+
+  /** The follower of a network, for diagnostics and tests. */
+  follower(network: NetworkName): RegistryEventFollower {
+    return this.#networks[network].follower;
+  }
+
+  #network(chainId: string | number): NetworkQueries {
+    return this.#networks[resolveNetwork(chainId)];
+  }
+
+  #isVerified(view: AgentView): boolean {
+    // isProofFresh was true at the read's block, and the wall clock has not passed the expiry since
+    return view.exists && view.hasHumanProof && view.isProofFresh && this.#options.clock() / 1000 < Number(view.proofExpiresAt);
+  }
+
+  async #existing(queries: NetworkQueries, agentId: bigint): Promise<AgentView> {
+    const view = await queries.cache.agent(agentId);
+    if (!view.exists) throw notFound(`Agent ${agentId} not found on chain ${queries.gateway.chainId}`);
+    return view;
+  }
+
+  async info(chainId: string | number, agentId: bigint): Promise<AgentInfo> {
+    const queries = this.#network(chainId);
+    const view = await this.#existing(queries, agentId);
+    // The registry stores the mint's block number; its timestamp costs one more round trip the first time a
+    // block is seen (then it is cached forever).
+    const registeredAt = view.registeredAtBlock > 0n ? await queries.cache.blockTimestamp(view.registeredAtBlock) : 0;
+    const proof = proofFields(view);
+    return {
+      agentId: Number(agentId),
+      chainId: queries.gateway.chainId,
+      agentAddress: agentAddressOfKey(view.agentKey),
+      isVerified: this.#isVerified(view),
+      proofProvider: proof.provider,
+      verificationStrength: proof.strength,
+      strengthLabel: strengthLabelOf(view.hasHumanProof, proof.strength),
+      credentials: interfaceCredentials(view),
+      registeredAt,
+      network: queries.gateway.network,
+    };
+  }
+
+  /** Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts). */
+  async agentsByHuman(chainId: string | number, address: Address): Promise<AgentsByHuman> {
+    const queries = this.#network(chainId);
+    await this.#indexReady(queries);
+    return {
+      agents: queries.index.agentsOf(address).map(Number),
+      chainId: queries.gateway.chainId,
+      humanAddress: getAddress(address),
+    };
+  }
+
+  /** The live agents of a human nullifier, in id order. */
+  async agentsByNullifier(chainId: string | number, nullifier: bigint): Promise<AgentsByNullifier> {
+    const queries = this.#network(chainId);
+    const ids = await queries.cache.agentsForNullifier(nullifier);
+    return {
+      nullifier: nullifier.toString(),
+      agents: [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(Number),
+      chainId: queries.gateway.chainId,
+    };
+  }
+
+  /** One eth_call when not cached, none when cached. */
+  async verify(chainId: string | number, agentId: bigint): Promise<VerifyResult> {
+    const queries = this.#network(chainId);
+    const view = await queries.cache.agent(agentId);
+    const ids = { agentId: Number(agentId), chainId: queries.gateway.chainId };
+    if (!view.exists || !view.hasHumanProof) return { ...ids, ...NO_PROOF };
+    const proof = proofFields(view);
+    return {
+      ...ids,
+      isVerified: this.#isVerified(view),
+      proofProvider: proof.provider,
+      isSelfProvider: view.isSelfProvider,
+      verificationStrength: proof.strength,
+      strengthLabel: strengthLabelOf(true, proof.strength),
+      humanNullifier: view.nullifier.toString(),
+      agentCountForHuman: Number(view.agentCountForHuman),
+    };
+  }
+
+  async reputation(chainId: string | number, agentId: bigint): Promise<Reputation> {
+    const queries = this.#network(chainId);
+    const view = await this.#existing(queries, agentId);
+    const proof = proofFields(view);
+    return {
+      score: proof.strength,
+      hasProof: view.hasHumanProof,
+      providerName: view.hasHumanProof ? view.providerName : '',
+      proofType: proofTypeOf(proof.strength),
+    };
+  }
+
+  async verifyStatus(chainId: string | number, agentId: bigint): Promise<VerifyStatus> {
+    const queries = this.#network(chainId);
+    const view = await queries.cache.agent(agentId);
+    if (!view.exists || !view.hasHumanProof) return { verified: false };
+    return {
+      verified: this.#isVerified(view),
+      proofType: proofTypeOf(view.verificationStrength),
+      registeredAtBlock: view.registeredAtBlock.toString(),
+      providerAddress: view.proofProvider,
+    };
+  }
+
+  async card(chainId: string | number, agentId: bigint): Promise<AgentCard> {
+    const queries = this.#network(chainId);
+    const view = await this.#existing(queries, agentId);
+    const { gateway } = queries;
+    const proof = proofFields(view);
+    return buildAgentCard({
+      metadata: view.metadata,
+      serviceA2aUrl: `${this.#options.publicUrl}/api/a2a`,
+      networkLabel: NETWORKS[gateway.network].label,
+      proofOfHuman: {
+        agentId: Number(agentId),
+        registry: gateway.contracts.registry,
+        chainId: gateway.chainId,
+        network: gateway.network,
+        agentAddress: agentAddressOfKey(view.agentKey),
+        isVerified: this.#isVerified(view),
+        proofProvider: proof.provider,
+        providerName: view.hasHumanProof ? view.providerName : '',
+        verificationStrength: proof.strength,
+        strengthLabel: strengthLabelOf(view.hasHumanProof, proof.strength),
+        proofExpiresAt: Number(view.proofExpiresAt),
+        credentials: interfaceCredentials(view),
+      },
+    });
+  }
+
+  /** Where /.well-known/a2a/{agentId} sends the caller: the agent's card (chain default: mainnet). */
+  cardLocation(agentId: bigint, chain?: string | number): string {
+    const network = chain === undefined ? DEFAULT_NETWORK : resolveNetwork(chain);
+    return `/api/cards/${NETWORKS[network].chainId}/${agentId}`;
+  }
+
+  discovery(): DiscoveryDocument {
+    return {
+      name: this.#options.appName,
+      version: DISCOVERY_VERSION,
+      apiBase: `${this.#options.publicUrl}/api/agent`,
+      networks: [...NETWORK_NAMES],
+      registrationModes: [...REGISTRATION_MODES],
+      capabilities: [...DISCOVERY_CAPABILITIES],
+      sessionTtlMs: SessionTokens.LIFETIME_MS,
+    };
+  }
+
+  registrationFile(): RegistrationFile {
+    const { publicUrl, appName } = this.#options;
+    return {
+      type: ERC8004_REGISTRATION_TYPE,
+      name: appName,
+      description:
+        'Registers AI agents bound to a human through an on-chain proof-of-human check, and answers who stands behind an ' +
+        'agent: verification, credentials, agent cards and A2A.',
+      services: [
+        { name: 'web', endpoint: publicUrl },
+        { name: 'A2A', endpoint: `${publicUrl}/api/a2a`, version: '0.3.0' },
+      ],
+      x402Support: false,
+      active: true,
+      registrations: [],
+      supportedTrust: [],
+    };
+  }
+
+  async #indexReady(queries: NetworkQueries): Promise<void> {
+    const { follower, gateway } = queries;
+    if (!follower.running) {
+      if (this.#stopped) throw new ServiceError(503, `The agent index of ${gateway.network} is stopped; the service is shutting down`);
+      // Not started by the composition root (e.g. an app built by a test): start this network's follower now.
+      void follower.start();
+    }
+    if (follower.isLive()) return;
+    const waitMs = this.#options.indexWaitMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      follower.ready().then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), waitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (timedOut) {
+      throw new ServiceError(503, `The agent index of ${gateway.network} is still reading the registry's logs; retry shortly`);
+    }
+  }
+}
+
+/** Provider and strength, zero when there is no proof. */
+function proofFields(view: AgentView): { provider: Address; strength: number } {
+  return view.hasHumanProof
+    ? { provider: view.proofProvider, strength: view.verificationStrength }
+    : { provider: zeroAddress, strength: 0 };
+}
+
+function interfaceCredentials(view: AgentView): InterfaceCredentials {
+  const shown = publicCredentials(view.credentials);
+  return { ...shown, nationality: shown.nationality ?? '' };
+}

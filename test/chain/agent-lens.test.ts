@@ -1,0 +1,195 @@
+// AgentLens as a deployless call against a real registry, and the registry log follower.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { toFunctionSelector, zeroAddress, type Address, type Hex } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { AgentLens } from '../../src/chain/agent-lens.js';
+import { agentLensAbi } from '../../src/chain/artifacts/index.js';
+import { createChainClient, type ChainClient } from '../../src/chain/clients.js';
+import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
+import { addressAgentKey } from '../../src/core/agent-key.js';
+import { registerLinked, registerWalletFree, newAccount, type RegisteredAgent } from '../support/agents.js';
+import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
+import { deregisterByProof } from '../support/queries.js';
+import { hasSharedFile, sharedPath } from '../support/shared.js';
+
+describe('AgentLens', () => {
+  let system: TestSystem;
+  let linked: RegisteredAgent;
+  let walletFree: RegisteredAgent;
+  let burned: RegisteredAgent;
+  let guardian: Address;
+
+  beforeAll(async () => {
+    system = await deployTestSystem('testnet');
+    guardian = newAccount().address;
+    linked = await registerLinked(system, { minimumAge: 18, ofac: true });
+    walletFree = await registerWalletFree(system, { guardian });
+    burned = await registerLinked(system);
+    await deregisterByProof(system, { human: burned.human, agent: burned.agent.address });
+  });
+
+  const countingLens = () => {
+    let requests = 0;
+    const client = createChainClient('testnet', { rpcUrl: inject('rpc').testnet, ...LOCAL, onRequest: () => requests++ });
+    return { lens: new AgentLens(client, system.deployment.contracts.registry), requests: () => requests };
+  };
+
+  it('reads everything about an agent, its human count and its provider in one RPC round trip, at a known block', async () => {
+    const { lens, requests } = countingLens();
+    const latest = await system.client.getBlockNumber({ cacheTime: 0 });
+    const { blockNumber, value } = await lens.agent(linked.agentId);
+    expect(requests()).toBe(1);
+    expect(blockNumber).toBeGreaterThanOrEqual(latest);
+    const receipt = await system.client.getTransactionReceipt({ hash: linked.txHash });
+    expect(value).toMatchObject({
+      agentId: linked.agentId,
+      exists: true,
+      owner: linked.human,
+      agentKey: addressAgentKey(linked.agent.address),
+      hasHumanProof: true,
+      nullifier: linked.nullifier,
+      proofProvider: system.deployment.contracts.proofProvider,
+      providerName: 'self',
+      verificationStrength: 100,
+      isSelfProvider: true,
+      agentCountForHuman: 1n,
+      registeredAtBlock: receipt.blockNumber,
+      isProofFresh: true,
+      guardian: zeroAddress,
+      metadata: '',
+    });
+    expect(value.credentials).toMatchObject({ olderThan: 18n, ofac: [true, true, true] });
+    expect(value.proofExpiresAt).toBeGreaterThan(BigInt(Math.floor(Date.now() / 1000)));
+  });
+
+  it('reads the guardian of a wallet-free agent, which owns itself', async () => {
+    const { value } = await countingLens().lens.agent(walletFree.agentId);
+    expect(value).toMatchObject({ owner: walletFree.agent.address, guardian, exists: true });
+  });
+
+  it('answers exists: false, and nothing else, for an id never minted and for a burned agent', async () => {
+    const { lens } = countingLens();
+    for (const agentId of [987_654n, burned.agentId]) {
+      const { value } = await lens.agent(agentId);
+      expect(value).toMatchObject({ agentId, exists: false, owner: zeroAddress, hasHumanProof: false, nullifier: 0n, metadata: '' });
+    }
+  });
+
+  it('reads several agents and a nullifier list in one round trip each', async () => {
+    const { lens, requests } = countingLens();
+    const { value } = await lens.agents([linked.agentId, 987_654n, walletFree.agentId]);
+    expect(value.map((v) => [v.agentId, v.exists])).toEqual([
+      [linked.agentId, true],
+      [987_654n, false],
+      [walletFree.agentId, true],
+    ]);
+    expect(requests()).toBe(1);
+    expect((await lens.agentsForNullifier(linked.nullifier)).value).toEqual([linked.agentId]);
+    expect(requests()).toBe(2);
+    expect((await lens.agentsForNullifier(burned.nullifier)).value).toEqual([]);
+  });
+
+  it.skipIf(!hasSharedFile('reference/onchain-facts.md'))(
+    'calls only registry functions whose selectors onchain-facts documents for the Celo deployment (ownerOf: ERC-721)',
+    () => {
+      const facts = readFileSync(sharedPath('reference/onchain-facts.md'), 'utf8').toLowerCase();
+      const source = readFileSync(join(import.meta.dirname, '../../src/chain/contracts/AgentLens.sol'), 'utf8');
+      const registryInterface = /interface ILensRegistry \{([\s\S]*?)\n\}/.exec(source)![1]!;
+      const signatures = [...registryInterface.matchAll(/function (\w+)\(([^)]*)\)/g)].map(
+        ([, name, params]) => `${name}(${params!.split(',').map((p) => p.trim().split(' ')[0]).filter(Boolean).join(',')})`,
+      );
+      expect(signatures.length).toBeGreaterThan(10);
+      const undocumented = signatures.filter(
+        (signature) => signature !== 'ownerOf(uint256)' && !facts.includes(toFunctionSelector(`function ${signature}`).toLowerCase()),
+      );
+      expect(undocumented).toEqual([]);
+      expect(agentLensAbi.filter((item) => item.type === 'function').every((item) => item.stateMutability === 'view')).toBe(true);
+    },
+  );
+});
+
+describe('RegistryEventFollower', () => {
+  let system: TestSystem;
+  const followers: RegistryEventFollower[] = [];
+
+  beforeAll(async () => {
+    system = await deployTestSystem('testnet');
+  });
+
+  afterAll(async () => {
+    await Promise.all(followers.map((f) => f.stop()));
+  });
+
+  /** A client whose eth_getLogs refuses ranges of more than `maxRange` blocks, as public nodes do. */
+  function rangeLimited(client: ChainClient, maxRange: bigint, calls: { from: bigint; to: bigint; ok: boolean }[]): ChainClient {
+    return new Proxy(client, {
+      get(target, property, receiver) {
+        if (property !== 'getLogs') return Reflect.get(target, property, receiver) as unknown;
+        return async (args: { fromBlock: bigint; toBlock: bigint }) => {
+          const ok = args.toBlock - args.fromBlock + 1n <= maxRange;
+          calls.push({ from: args.fromBlock, to: args.toBlock, ok });
+          if (!ok) throw new Error('query exceeds the block range limit');
+          return target.getLogs(args as Parameters<ChainClient['getLogs']>[0]);
+        };
+      },
+    });
+  }
+
+  it('backfills from the deploy block in windows it halves on range errors, then follows new blocks in order', async () => {
+    const first = await registerLinked(system);
+    const second = await registerWalletFree(system);
+    const calls: { from: bigint; to: bigint; ok: boolean }[] = [];
+    const follower = new RegistryEventFollower(
+      rangeLimited(system.client, 3n, calls),
+      system.deployment.contracts.registry,
+      system.deployment.registryDeployBlock,
+      { intervalMs: 50, maxLogRange: 16n },
+    );
+    followers.push(follower);
+    const seen: RegistryLog[] = [];
+    const ranges: bigint[] = [];
+    follower.subscribe((logs, toBlock) => {
+      seen.push(...logs);
+      ranges.push(toBlock);
+    });
+    expect(follower.isLive()).toBe(false);
+    await follower.start();
+    expect(follower.isLive()).toBe(true);
+    const latest = await system.client.getBlockNumber({ cacheTime: 0 });
+    expect(follower.processedBlock).toBeGreaterThanOrEqual(latest);
+    expect(calls.some((c) => !c.ok)).toBe(true);
+    expect(calls.filter((c) => c.ok).every((c) => c.to - c.from < 3n)).toBe(true);
+    expect(ranges).toEqual([...ranges].sort((a, b) => (a < b ? -1 : 1)));
+    const txs = new Set(seen.map((log) => log.transactionHash));
+    expect(txs.has(first.txHash) && txs.has(second.txHash)).toBe(true);
+
+    const third = await registerLinked(system);
+    const deadline = Date.now() + 3_000;
+    while (!seen.some((log) => log.transactionHash === third.txHash) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen.some((log) => log.transactionHash === third.txHash)).toBe(true);
+    expect(seen.every((log) => log.address.toLowerCase() === system.deployment.contracts.registry.toLowerCase())).toBe(true);
+
+    await follower.stop();
+    expect(follower.running).toBe(false);
+    expect(follower.isLive()).toBe(false);
+  });
+
+  it('syncNow delivers up to the latest block at once; stop() is safe twice', async () => {
+    const follower = new RegistryEventFollower(system.client, system.deployment.contracts.registry, system.deployment.registryDeployBlock, {
+      intervalMs: 60_000,
+    });
+    followers.push(follower);
+    await follower.start();
+    const agent = await registerLinked(system);
+    const hashes: Hex[] = [];
+    follower.subscribe((logs) => hashes.push(...logs.map((log) => log.transactionHash)));
+    await follower.syncNow();
+    expect(hashes).toContain(agent.txHash);
+    await follower.stop();
+    await follower.stop();
+  });
+});

@@ -1,0 +1,185 @@
+// The service's app over both test networks for the public-query tests: the gateways count every RPC round
+// trip (as main.ts counts them into Metrics), the registry log followers are started and stopped by the test,
+// and the human's deregistration and refresh are played through the identity app.
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Express } from 'express';
+import type { Abi, Address, Hex } from 'viem';
+import { expect } from 'vitest';
+import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
+import type { ConfigIndex } from '../../src/core/disclosures.js';
+import type { NetworkName } from '../../src/core/networks.js';
+import { advancedDeregisterUserData, refreshUserData } from '../../src/core/user-data.js';
+import { createApp } from '../../src/http/app.js';
+import type { RequestedDisclosures } from '../../src/identity-app/index.js';
+import { createLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics.js';
+import { createServices, type Services } from '../../src/services/index.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { expectSubmitted, submitProof } from './agents.js';
+import { LOCAL, type TestSystem } from './chain.js';
+import type { TestNetworks } from './registration-flow.js';
+import { readSharedJson } from './shared.js';
+
+/** The A2A v0.3.0 JSON Schema, in the shared folder. */
+export const A2A_SCHEMA = 'data/a2a/a2a-v0.3.0.schema.json';
+
+/** A validator of the schema's AgentCard definition (draft-07, as the A2A project publishes it). */
+export function a2aCardValidator(): ValidateFunction {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema(readSharedJson<object>(A2A_SCHEMA), 'a2a');
+  const validate = ajv.getSchema('a2a#/definitions/AgentCard');
+  if (!validate) throw new Error('the A2A schema has no AgentCard definition');
+  return validate;
+}
+
+export interface QueryTestApp {
+  app: Express;
+  services: Services;
+  metrics: Metrics;
+  /** RPC round trips (HTTP requests to the node) per network since the last reset. */
+  rpc: Record<NetworkName, number>;
+  resetRpc(): void;
+  /** Cache lookups counted in Metrics: {hit, miss} of one cache. */
+  cacheLookups(cache: string): Promise<{ hit: number; miss: number }>;
+  stop(): Promise<void>;
+}
+
+export interface QueryTestAppOptions {
+  /** Log polling interval; default the service's (200 ms on these embedded chains). */
+  eventPollIntervalMs?: number;
+  publicUrl?: string;
+  /** Start the log followers (default true). */
+  start?: boolean;
+}
+
+export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
+  const metrics = new Metrics();
+  const rpc: Record<NetworkName, number> = { mainnet: 0, testnet: 0 };
+  const counted = (system: TestSystem) =>
+    createNetworkGateway(system.network, {
+      clientOptions: {
+        rpcUrl: system.rpcUrl,
+        ...LOCAL,
+        onRequest: () => {
+          rpc[system.network]++;
+          metrics.rpcRequest(system.network);
+        },
+      },
+      contracts: system.deployment.contracts,
+      registryDeployBlock: system.deployment.registryDeployBlock,
+      embedded: true,
+    });
+  const chains = new ChainGateway({ mainnet: counted(networks.mainnet), testnet: counted(networks.testnet) });
+  const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
+  const store = new MemoryStore();
+  const services = createServices({
+    chains,
+    store,
+    sessionSecret: randomBytes(32),
+    publicUrl,
+    deepLinkScheme: 'selfapp',
+    appName: 'Agent Identity Registry',
+    metrics,
+    ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
+  });
+  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: '0.0.0-test', metrics, publicUrl });
+  if (options.start !== false) await services.queries.start();
+  return {
+    app,
+    services,
+    metrics,
+    rpc,
+    resetRpc: () => {
+      rpc.mainnet = 0;
+      rpc.testnet = 0;
+    },
+    cacheLookups: async (cache) => {
+      const values = (await metrics.cacheLookups.get()).values;
+      const count = (result: string) => values.find((v) => v.labels.cache === cache && v.labels.result === result)?.value ?? 0;
+      return { hit: count('hit'), miss: count('miss') };
+    },
+    stop: () => services.queries.stop(),
+  };
+}
+
+/** The human deregisters the agent in the identity app (X action), proving with the document it registered with. */
+export async function deregisterByProof(
+  system: TestSystem,
+  args: { human: Address; agent: Address; configIndex?: ConfigIndex; disclosures?: Partial<RequestedDisclosures> },
+): Promise<Hex> {
+  const result = await submitProof(system, {
+    userId: args.human,
+    userDefinedData: advancedDeregisterUserData({ configIndex: args.configIndex ?? 0, agent: args.agent }),
+    ...(args.disclosures ? { disclosures: args.disclosures } : {}),
+  });
+  expectSubmitted(result);
+  return result.txHash;
+}
+
+/** The human refreshes the agent's proof in the identity app (F action), with the same config it registered with. */
+export async function refreshByProof(
+  system: TestSystem,
+  args: { human: Address; agentId: bigint; configIndex?: ConfigIndex; disclosures?: Partial<RequestedDisclosures> },
+): Promise<Hex> {
+  const result = await submitProof(system, {
+    userId: args.human,
+    userDefinedData: refreshUserData({ configIndex: args.configIndex ?? 0, agentId: args.agentId }),
+    ...(args.disclosures ? { disclosures: args.disclosures } : {}),
+  });
+  expectSubmitted(result);
+  return result.txHash;
+}
+
+/** Polls `read` every 20 ms until `done` holds or `timeoutMs` passes; returns the last value and the time it took. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+): Promise<{ value: T; elapsedMs: number }> {
+  const started = Date.now();
+  for (;;) {
+    const value = await read();
+    const elapsedMs = Date.now() - started;
+    if (done(value) || elapsedMs > timeoutMs) return { value, elapsedMs };
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * A stand-in external proof provider with a given name and strength (compiled here with solc): it accepts any
+ * proof and derives the nullifier from it. Only for tests of the strength labels and of non-self providers.
+ */
+let providerArtifact: { abi: Abi; bytecode: Hex } | undefined;
+
+export function testProviderArtifact(): { abi: Abi; bytecode: Hex } {
+  if (providerArtifact) return providerArtifact;
+  const solc = require('solc') as { compile(input: string): string };
+  const source = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+contract TestProofProvider {
+    string public providerName;
+    uint8 public immutable verificationStrength;
+    constructor(string memory name_, uint8 strength_) { providerName = name_; verificationStrength = strength_; }
+    function verifyHumanProof(bytes calldata proof, bytes calldata) external pure returns (bool, uint256) {
+        return (true, uint256(keccak256(proof)));
+    }
+}`;
+  const output = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'TestProofProvider.sol': { content: source } },
+        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+      }),
+    ),
+  ) as { contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>; errors?: { severity: string; formattedMessage: string }[] };
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  expect(errors.map((e) => e.formattedMessage)).toEqual([]);
+  const contract = output.contracts['TestProofProvider.sol']!['TestProofProvider']!;
+  providerArtifact = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  return providerArtifact;
+}

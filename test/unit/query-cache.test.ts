@@ -1,0 +1,205 @@
+// The cache rules of the public queries without a chain: what each registry log invalidates, that a read older
+// than the log follower's progress is never stored, and the owner/guardian index built from logs.
+import { encodeAbiParameters, encodeEventTopics, pad, type Address, type Hex } from 'viem';
+import { describe, expect, it } from 'vitest';
+import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
+import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
+import type { ChainClient } from '../../src/chain/clients.js';
+import type { RegistryEventFollower, LogSubscriber } from '../../src/chain/registry-events.js';
+import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
+import { Metrics } from '../../src/metrics.js';
+import { AgentCache, logEffect } from '../../src/services/agent-cache.js';
+import { HumanAgentIndex } from '../../src/services/human-agent-index.js';
+
+type EventName = Parameters<typeof encodeEventTopics<typeof agentRegistryAbi>>[0]['eventName'];
+
+function log(eventName: EventName, args: Record<string, unknown>, data: Hex = '0x'): { topics: Hex[]; data: Hex } {
+  const topics = encodeEventTopics({ abi: agentRegistryAbi, eventName, args } as Parameters<typeof encodeEventTopics>[0]) as Hex[];
+  return { topics, data };
+}
+
+const nullifierData = (nullifier: bigint, strength?: number): Hex =>
+  strength === undefined
+    ? encodeAbiParameters([{ type: 'uint256' }], [nullifier])
+    : encodeAbiParameters([{ type: 'uint256' }, { type: 'uint8' }], [nullifier, strength]);
+
+const A: Address = '0x1111111111111111111111111111111111111111';
+const B: Address = '0x2222222222222222222222222222222222222222';
+const ZERO: Address = '0x0000000000000000000000000000000000000000';
+
+describe('proof-type labels', () => {
+  it('label the score as the interface says', () => {
+    expect([100, 101, 99, 80, 79, 60, 59, 40, 39, 0].map(proofTypeOf)).toEqual([
+      'passport',
+      'passport',
+      'kyc',
+      'kyc',
+      'govt_id',
+      'govt_id',
+      'liveness',
+      'liveness',
+      'unknown',
+      'unknown',
+    ]);
+    expect(strengthLabelOf(false, 100)).toBe('None');
+    expect(strengthLabelOf(true, 0)).toBe('unknown');
+  });
+});
+
+describe('logEffect', () => {
+  it('names the agent of per-agent and ERC-721 events', () => {
+    expect(logEffect(log('AgentMetadataUpdated', { agentId: 7n }))).toEqual({ kind: 'agent', agentId: 7n });
+    expect(logEffect(log('GuardianSet', { agentId: 8n, guardian: A }))).toEqual({ kind: 'agent', agentId: 8n });
+    expect(logEffect(log('Transfer', { from: ZERO, to: A, tokenId: 9n }))).toEqual({ kind: 'agent', agentId: 9n });
+    expect(logEffect(log('HumanProofRefreshed', { agentId: 3n }, '0x'))).toEqual({ kind: 'agent', agentId: 3n });
+  });
+
+  it('carries the nullifier of registrations and revocations (their human agent count changes)', () => {
+    expect(logEffect(log('AgentRegisteredWithHumanProof', { agentId: 4n, proofProvider: A }, nullifierData(99n, 100)))).toEqual({
+      kind: 'agent',
+      agentId: 4n,
+      nullifier: 99n,
+    });
+    expect(logEffect(log('HumanProofRevoked', { agentId: 4n }, nullifierData(99n)))).toEqual({ kind: 'agent', agentId: 4n, nullifier: 99n });
+  });
+
+  it('ignores settings that no answer shows, and drops everything for provider changes and unknown events', () => {
+    expect(logEffect(log('NullifierIdentified', { nullifier: 5n }, nullifierData(1n)))).toEqual({ kind: 'none' });
+    expect(logEffect(log('MaxAgentsPerHumanUpdated', {}, nullifierData(2n)))).toEqual({ kind: 'none' });
+    expect(logEffect(log('ProofProviderRemoved', { provider: A }))).toEqual({ kind: 'all' });
+    expect(logEffect({ topics: [pad('0x1234')], data: '0x' })).toEqual({ kind: 'all' });
+  });
+});
+
+/** A follower whose progress the test sets, and whose subscribers it calls. */
+function fakeFollower() {
+  const subscribers: LogSubscriber[] = [];
+  const follower = {
+    processedBlock: 10n,
+    live: true,
+    isLive(): boolean {
+      return this.live;
+    },
+    subscribe(subscriber: LogSubscriber) {
+      subscribers.push(subscriber);
+      return () => undefined;
+    },
+    deliver(logs: { topics: Hex[]; data: Hex }[], toBlock: bigint) {
+      for (const s of subscribers) s(logs as never, toBlock);
+      this.processedBlock = toBlock;
+    },
+  };
+  return follower;
+}
+
+function view(agentId: bigint, nullifier: bigint): AgentView {
+  return { agentId, exists: true, nullifier } as AgentView;
+}
+
+function fakeLens(blockOf: () => bigint) {
+  const reads: bigint[] = [];
+  const lens = {
+    async agent(agentId: bigint): Promise<AtBlock<AgentView>> {
+      reads.push(agentId);
+      return { blockNumber: blockOf(), value: view(agentId, agentId < 100n ? 42n : 0n) };
+    },
+    async agentsForNullifier(): Promise<AtBlock<readonly bigint[]>> {
+      return { blockNumber: blockOf(), value: [1n] };
+    },
+  };
+  return { lens: lens as unknown as AgentLens, reads };
+}
+
+describe('AgentCache', () => {
+  const setUp = (readBlock: { value: bigint }) => {
+    const follower = fakeFollower();
+    const { lens, reads } = fakeLens(() => readBlock.value);
+    const cache = new AgentCache({
+      network: 'testnet',
+      lens,
+      client: {} as ChainClient,
+      follower: follower as unknown as RegistryEventFollower,
+      metrics: new Metrics(),
+    });
+    return { follower, cache, reads };
+  };
+
+  it('stores a read made at or after the follower\'s last processed block, and serves it until an event', async () => {
+    const block = { value: 10n };
+    const { follower, cache, reads } = setUp(block);
+    await cache.agent(1n);
+    await cache.agent(1n);
+    expect(reads).toEqual([1n]);
+    follower.deliver([log('AgentMetadataUpdated', { agentId: 2n })], 11n); // another agent
+    await cache.agent(1n);
+    expect(reads).toEqual([1n]);
+    follower.deliver([log('AgentMetadataUpdated', { agentId: 1n })], 12n);
+    block.value = 12n;
+    await cache.agent(1n);
+    expect(reads).toEqual([1n, 1n]);
+  });
+
+  it('never stores a read older than the follower\'s progress (it may miss an event already applied)', async () => {
+    const block = { value: 9n };
+    const { cache, reads } = setUp(block);
+    await cache.agent(1n);
+    await cache.agent(1n);
+    expect(reads).toEqual([1n, 1n]);
+  });
+
+  it('drops a read that an event overtook while it was in flight', async () => {
+    const block = { value: 10n };
+    const { follower, cache, reads } = setUp(block);
+    const first = cache.agent(1n);
+    follower.deliver([log('AgentCredentialsStored', { agentId: 1n })], 10n);
+    await first;
+    await cache.agent(1n);
+    expect(reads).toEqual([1n, 1n]);
+  });
+
+  it('a registration or revocation drops every cached agent of that nullifier, and its list', async () => {
+    const block = { value: 10n };
+    const { follower, cache, reads } = setUp(block);
+    await Promise.all([cache.agent(1n), cache.agent(2n), cache.agent(500n), cache.agentsForNullifier(42n)]);
+    expect(cache.size).toMatchObject({ agents: 3, nullifierLists: 1 });
+    follower.deliver([log('AgentRegisteredWithHumanProof', { agentId: 3n, proofProvider: A }, nullifierData(42n, 100))], 11n);
+    expect(cache.size).toMatchObject({ agents: 1, nullifierLists: 0 });
+    block.value = 11n;
+    await cache.agent(500n);
+    expect(reads).toEqual([1n, 2n, 500n]);
+  });
+
+  it('is bypassed while the follower is not live', async () => {
+    const block = { value: 10n };
+    const { follower, cache, reads } = setUp(block);
+    follower.live = false;
+    await cache.agent(1n);
+    await cache.agent(1n);
+    expect(reads).toEqual([1n, 1n]);
+    expect(cache.size.agents).toBe(0);
+  });
+
+  it('shares one read between concurrent misses', async () => {
+    const { cache, reads } = setUp({ value: 10n });
+    await Promise.all([cache.agent(1n), cache.agent(1n), cache.agent(1n)]);
+    expect(reads).toEqual([1n]);
+  });
+});
+
+describe('HumanAgentIndex', () => {
+  it('lists owned and guarded agents in id order; burns remove both', () => {
+    const index = new HumanAgentIndex();
+    index.apply([
+      log('Transfer', { from: ZERO, to: A, tokenId: 5n }),
+      log('Transfer', { from: ZERO, to: B, tokenId: 2n }),
+      log('GuardianSet', { agentId: 2n, guardian: A }),
+      log('Transfer', { from: ZERO, to: A, tokenId: 1n }),
+    ]);
+    expect(index.agentsOf(A)).toEqual([1n, 2n, 5n]);
+    expect(index.agentsOf(B)).toEqual([2n]);
+    expect(index.agentsOf(A.toLowerCase() as Address)).toEqual([1n, 2n, 5n]);
+    index.apply([log('Transfer', { from: B, to: ZERO, tokenId: 2n }), log('Transfer', { from: A, to: ZERO, tokenId: 5n })]);
+    expect(index.agentsOf(A)).toEqual([1n]);
+    expect(index.agentsOf(B)).toEqual([]);
+  });
+});
