@@ -1,8 +1,6 @@
 // The express application: shared middleware once, then one router per resource.
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { ChainGateway } from '../chain/gateway.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
@@ -10,6 +8,7 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perIpLimit } from './middleware/rate-limit.js';
+import { requestLog } from './middleware/request-log.js';
 import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
 import { openApiDocument } from './openapi/document.js';
 import type { RouteDoc } from './openapi/route-doc.js';
@@ -44,36 +43,13 @@ const API_TAGS = [
 /** Session creations per client address and minute (register and its challenges). */
 export const SESSION_CREATION_LIMIT = 10;
 
-const REQUEST_ID = /^[\w.-]{1,64}$/;
-
 export function createApp(deps: AppDeps): Express {
   const metrics = deps.metrics ?? new Metrics();
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.use(httpMetrics(metrics));
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // Session tokens travel in the query string: log the path only, and no headers.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split('?')[0],
-          remoteAddress: req.remoteAddress,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(deps.logger));
   app.use(securityHeaders());
   app.use(cors());
   app.use(cachePolicy());
@@ -106,6 +82,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRoutes(document));
 
   app.use('/api', notFoundHandler);
-  app.use(errorHandler);
+  app.use(errorHandler(deps.logger));
   return app;
 }

@@ -2,6 +2,7 @@
 // helmet's security headers, the Cache-Control policy, and the docs page loading everything from us.
 import express from 'express';
 import request from 'supertest';
+import { createLogger } from '../../src/logger.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
@@ -170,10 +171,7 @@ describe('security headers, CORS and caching', () => {
       probe.get('/head', cacheFor('discovery'), (_req, res) => {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"x"}');
       });
-      probe.use(((error, req, res, next) => {
-        req.log = { error: () => undefined } as never;
-        errorHandler(error, req, res, next);
-      }) as express.ErrorRequestHandler);
+      probe.use(errorHandler(createLogger('silent')));
       expect((await request(probe).get('/ok')).headers['cache-control']).toBe('public, max-age=1');
       expect((await request(probe).get('/missing')).headers['cache-control']).toBe('no-store');
       expect((await request(probe).get('/throws')).headers['cache-control']).toBe('no-store');

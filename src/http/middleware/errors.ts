@@ -1,5 +1,6 @@
 // The one place where failures become HTTP answers: always {"error": "..."}, never a stack trace.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { ServiceError } from '../../core/errors.js';
 
 /** Errors raised by express's body parser carry the status they mean. */
@@ -32,7 +33,8 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ error: `No endpoint ${req.method} ${req.originalUrl.split('?')[0]}` });
 };
 
-export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+/** Failures become `{"error": ...}`; unexpected ones are logged with the request id and answered 500. */
+export const errorHandler = (logger: Logger): ErrorRequestHandler => (error: unknown, _req, res, _next) => {
   if (error instanceof ServiceError) {
     res.status(error.status).json({ error: error.message });
     return;
@@ -42,6 +44,6 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
     res.status(parserError.status).json({ error: parserMessage(parserError) });
     return;
   }
-  req.log.error({ err: error }, 'request failed');
+  logger.error({ err: error, reqId: res.locals['requestId'] }, 'request failed');
   res.status(500).json({ error: 'Internal server error' });
 };
