@@ -6,31 +6,20 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, encodeFunctionData, hexToBytes } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { agentRegistryAbi, ed25519VerifierAbi } from '../src/chain/artifacts/index.js';
-import { createChainClient, createChainWallet } from '../src/chain/clients.js';
-import { deployContracts } from '../src/chain/deploy.js';
-import { startDevChain } from '../src/chain/devchain.js';
-import { fund } from '../src/chain/embedded.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../src/core/registration-data.js';
 import { ed25519ChallengeHash } from '../src/core/challenge.js';
 import { ed25519ExtKpub } from '../src/core/ed25519-key.js';
 import { advancedDeregisterUserData, ed25519RegisterUserData } from '../src/core/user-data.js';
 import { prove, type ProofRequest } from '../src/identity-app/index.js';
+import { startLocalSystem } from './local-system.js';
 
-const network = 'testnet';
-const chain = await startDevChain({ chainId: 11142220 });
+const system = await startLocalSystem();
+const { chain } = system;
 try {
-  const options = { rpcUrl: chain.rpcUrl, pollingIntervalMs: 20 };
-  const client = createChainClient(network, options);
-  const newWallet = async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await fund(client, account.address);
-    return createChainWallet(network, account, options);
-  };
-  const operator = await newWallet();
-  const relayer = await newWallet();
-  const attester = privateKeyToAccount(generatePrivateKey());
-  const { contracts, chainId } = await deployContracts({ client, wallet: operator, attester: attester.address });
+  const { client, attester } = system;
+  const relayer = await system.newWallet();
+  const { contracts, chainId } = system.deployment;
   const registry = new RegistryGateway(client, contracts.registry);
 
   const gasOf = async (userId: `0x${string}`, userDefinedData: string): Promise<number> => {

@@ -28,10 +28,6 @@ import autocannon from 'autocannon';
 import express, { type Express } from 'express';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createChainClient, createChainWallet, type ClientOptions } from '../src/chain/clients.js';
-import { deployContracts } from '../src/chain/deploy.js';
-import { startDevChain } from '../src/chain/devchain.js';
-import { fund } from '../src/chain/embedded.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
 import { addressAgentKey } from '../src/core/agent-key.js';
@@ -43,6 +39,7 @@ import { Metrics } from '../src/metrics.js';
 import type { AgentQueryService } from '../src/services/agent-queries.js';
 import { createServices } from '../src/services/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
+import { startLocalSystem } from './local-system.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
@@ -128,20 +125,13 @@ async function measure(targets: Target[]): Promise<Figures[]> {
   });
 }
 
-const chain = await startDevChain({ chainId: CHAIN_ID });
+const system = await startLocalSystem(CHAIN_ID);
+const { chain } = system;
 const servers: Server[] = [];
 const queryServices: AgentQueryService[] = [];
 try {
   // ---- chain: contracts and one registered agent (linked mode: an agent key signed for a human)
-  const local: ClientOptions = { rpcUrl: chain.rpcUrl, pollingIntervalMs: 20 };
-  const client = createChainClient('testnet', local);
-  const newWallet = async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await fund(client, account.address);
-    return createChainWallet('testnet', account, local);
-  };
-  const attester = privateKeyToAccount(generatePrivateKey());
-  const deployment = await deployContracts({ client, wallet: await newWallet(), attester: attester.address });
+  const { local, client, attester, deployment, newWallet } = system;
   const registry = new RegistryGateway(client, deployment.contracts.registry);
   const agent = privateKeyToAccount(generatePrivateKey());
   const human = privateKeyToAccount(generatePrivateKey()).address;

@@ -7,21 +7,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createChainClient, createChainWallet } from '../src/chain/clients.js';
-import { deployContracts } from '../src/chain/deploy.js';
-import { startDevChain } from '../src/chain/devchain.js';
-import { fund } from '../src/chain/embedded.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { createApp } from '../src/http/app.js';
 import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { startLocalSystem } from './local-system.js';
 
 const RUNS = Number(process.env['RUNS'] ?? 40);
 const dir = mkdtempSync(join(tmpdir(), 'bench-registration-'));
-const chain = await startDevChain({ chainId: 11142220 });
+const system = await startLocalSystem();
+const { chain, client, attester, deployment, local } = system;
 const store = new SqliteStore(join(dir, 'store.sqlite'));
 
 const median = (values: number[]): number => {
@@ -31,15 +29,6 @@ const median = (values: number[]): number => {
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
 try {
-  const local = { rpcUrl: chain.rpcUrl, pollingIntervalMs: 20 };
-  const client = createChainClient('testnet', local);
-  const newWallet = async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await fund(client, account.address);
-    return createChainWallet('testnet', account, local);
-  };
-  const attester = privateKeyToAccount(generatePrivateKey());
-  const deployment = await deployContracts({ client, wallet: await newWallet(), attester: attester.address });
   const gateway = createNetworkGateway('testnet', {
     clientOptions: local,
     contracts: deployment.contracts,
@@ -59,7 +48,7 @@ try {
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const relayer = await newWallet();
+  const relayer = await system.newWallet();
 
   const register: number[] = [];
   const status: number[] = [];

@@ -1,0 +1,31 @@
+// What every benchmark starts from: a fresh in-memory local chain with our contracts, and funded wallets.
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createChainClient, createChainWallet, type ChainClient, type ChainWallet, type ClientOptions } from '../src/chain/clients.js';
+import { deployContracts, type Deployment } from '../src/chain/deploy.js';
+import { startDevChain, type DevChain } from '../src/chain/devchain.js';
+import { fund } from '../src/chain/embedded.js';
+
+export interface LocalSystem {
+  chain: DevChain;
+  /** Client options for the chain (fast polling: anvil mines at once). */
+  local: ClientOptions;
+  client: ChainClient;
+  attester: PrivateKeyAccount;
+  deployment: Deployment;
+  newWallet(): Promise<ChainWallet>;
+}
+
+export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem> {
+  const network = chainId === 42220 ? 'mainnet' : 'testnet';
+  const chain = await startDevChain({ chainId });
+  const local: ClientOptions = { rpcUrl: chain.rpcUrl, pollingIntervalMs: 20 };
+  const client = createChainClient(network, local);
+  const newWallet = async (): Promise<ChainWallet> => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await fund(client, account.address);
+    return createChainWallet(network, account, local);
+  };
+  const attester = privateKeyToAccount(generatePrivateKey());
+  const deployment = await deployContracts({ client, wallet: await newWallet(), attester: attester.address });
+  return { chain, local, client, attester, deployment, newWallet };
+}
