@@ -41,54 +41,10 @@ export interface AtBlock<T> {
   value: T;
 }
 
-type RawView = {
-  agentId: bigint;
-  exists: boolean;
-  owner: Address;
-  agentKey: Hex;
-  hasHumanProof: boolean;
-  nullifier: bigint;
-  proofProvider: Address;
-  providerName: string;
-  verificationStrength: number;
-  isSelfProvider: boolean;
-  agentCountForHuman: bigint;
-  registeredAtBlock: bigint;
-  proofExpiresAt: bigint;
-  isProofFresh: boolean;
-  guardian: Address;
-  metadata: string;
-  credentials: AgentCredentials;
-};
-
-const toView = (raw: RawView): AgentView => ({
-  agentId: raw.agentId,
-  exists: raw.exists,
-  owner: raw.owner,
-  agentKey: raw.agentKey,
-  hasHumanProof: raw.hasHumanProof,
-  nullifier: raw.nullifier,
-  proofProvider: raw.proofProvider,
-  providerName: raw.providerName,
+/** The lens returns the strength as a uint8 (a number already); everything else maps one to one. */
+const toView = (raw: Omit<AgentView, 'verificationStrength'> & { verificationStrength: number | bigint }): AgentView => ({
+  ...raw,
   verificationStrength: Number(raw.verificationStrength),
-  isSelfProvider: raw.isSelfProvider,
-  agentCountForHuman: raw.agentCountForHuman,
-  registeredAtBlock: raw.registeredAtBlock,
-  proofExpiresAt: raw.proofExpiresAt,
-  isProofFresh: raw.isProofFresh,
-  guardian: raw.guardian,
-  metadata: raw.metadata,
-  credentials: {
-    issuingState: raw.credentials.issuingState,
-    name: raw.credentials.name,
-    idNumber: raw.credentials.idNumber,
-    nationality: raw.credentials.nationality,
-    dateOfBirth: raw.credentials.dateOfBirth,
-    gender: raw.credentials.gender,
-    expiryDate: raw.credentials.expiryDate,
-    olderThan: raw.credentials.olderThan,
-    ofac: [raw.credentials.ofac[0], raw.credentials.ofac[1], raw.credentials.ofac[2]],
-  },
 });
 
 export class AgentLens {
