@@ -1,10 +1,15 @@
 // Typed reads of the agent registry. Everything here uses only functions the registry deployed on Celo
 // also has, so the same code serves Celo and our local chains.
-import type { Address, Hex } from 'viem';
+import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address, type Hex } from 'viem';
 import type { AgentCredentials } from '../core/credentials.js';
 import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
+
+/** A call the contract refused or does not have (as opposed to an RPC failure). */
+const reverted = (error: unknown): boolean =>
+  error instanceof BaseError &&
+  error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
 
 /** One agent as the registry holds it. */
 export interface AgentRecord {
@@ -84,6 +89,30 @@ export class RegistryGateway {
   /** The agent id of an agent key (padded address or raw Ed25519 key); 0n when unknown. */
   agentIdOf(agentKey: Hex): Promise<bigint> {
     return this.client.readContract({ ...this.registry, functionName: 'getAgentId', args: [agentKey] });
+  }
+
+  /**
+   * The Ed25519 key an agent's derived address stands for, or undefined. Only our registry has this getter
+   * (Celo's deployment does not): a failing call means "not known here", not an error.
+   */
+  async ed25519KeyForAddress(derived: Address): Promise<Hex | undefined> {
+    try {
+      const key = await this.client.readContract({ ...this.registry, functionName: 'ed25519KeyForAddress', args: [derived] });
+      return BigInt(key) === 0n ? undefined : key;
+    } catch (error) {
+      if (reverted(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** The owner of an agent NFT, or undefined when never minted or burned. */
+  async ownerOf(agentId: bigint): Promise<Address | undefined> {
+    try {
+      return await this.client.readContract({ ...this.registry, functionName: 'ownerOf', args: [agentId] });
+    } catch (error) {
+      if (reverted(error)) return undefined;
+      throw error;
+    }
   }
 
   isVerifiedAgent(agentKey: Hex): Promise<boolean> {

@@ -17,6 +17,7 @@ import { healthDocs, healthRoutes } from './routes/health.js';
 import { metricsDocs, metricsRoutes } from './routes/metrics.js';
 import { queryDocs, queryRoutes } from './routes/queries.js';
 import { registrationDocs, registrationRoutes } from './routes/registration.js';
+import { sessionDocs, sessionRoutes } from './routes/sessions.js';
 
 export interface AppDeps {
   chains: ChainGateway;
@@ -35,12 +36,13 @@ export interface AppDeps {
 /** Tag descriptions of the OpenAPI document, in display order. */
 const API_TAGS = [
   { name: 'Registration', description: 'Registration sessions: open, follow, export the key' },
+  { name: 'Other sessions', description: 'Deregistration, proof refresh and identify sessions: open, follow' },
   { name: 'Public queries', description: 'What anyone may ask about an agent, without authentication' },
   { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
 
-/** Session creations per client address and minute (register and its challenges). */
+/** Session creations per client address and minute (register and its challenges, deregister, refresh, identify). */
 export const SESSION_CREATION_LIMIT = 10;
 
 export function createApp(deps: AppDeps): Express {
@@ -66,12 +68,13 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(healthRoutes(deps.chains, deps.version));
   app.use(registrationRoutes(deps.services.registration, sessionLimit));
+  app.use(sessionRoutes(deps.services, sessionLimit));
   app.use(queryRoutes(deps.services.queries));
   app.use(metricsRoutes(metrics));
 
   // Every router's RouteDoc[]: the OpenAPI document covers exactly these (test/api/openapi.test.ts checks
   // that no route is missing).
-  const routeDocs: RouteDoc[] = [...healthDocs, ...registrationDocs, ...queryDocs, ...metricsDocs, ...docsDocs];
+  const routeDocs: RouteDoc[] = [...healthDocs, ...registrationDocs, ...sessionDocs, ...queryDocs, ...metricsDocs, ...docsDocs];
   const document = openApiDocument(routeDocs, {
     title: 'Agent Identity Registry',
     version: deps.version,

@@ -6,6 +6,9 @@ import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
+import { DeregistrationService } from './deregistration.js';
+import { IdentifyService } from './identify.js';
+import { RefreshService } from './refresh.js';
 import { RegistrationService } from './registration.js';
 
 export interface ServiceOptions {
@@ -26,6 +29,9 @@ export interface ServiceOptions {
 
 export interface Services {
   registration: RegistrationService;
+  deregistration: DeregistrationService;
+  refresh: RefreshService;
+  identify: IdentifyService;
   /** Public queries; start() / stop() run its registry log followers. */
   queries: AgentQueryService;
 }
@@ -34,16 +40,20 @@ export function createServices(options: ServiceOptions): Services {
   const clock = options.clock ?? Date.now;
   const tokens = new SessionTokens(options.sessionSecret, clock);
   const sessions = new SessionRepository(options.store, clock);
+  const flowDeps = {
+    chains: options.chains,
+    sessions,
+    tokens,
+    clock,
+    publicUrl: options.publicUrl,
+    deepLinkScheme: options.deepLinkScheme,
+    appName: options.appName,
+  };
   return {
-    registration: new RegistrationService({
-      chains: options.chains,
-      sessions,
-      tokens,
-      clock,
-      publicUrl: options.publicUrl,
-      deepLinkScheme: options.deepLinkScheme,
-      appName: options.appName,
-    }),
+    registration: new RegistrationService(flowDeps),
+    deregistration: new DeregistrationService(flowDeps),
+    refresh: new RefreshService(flowDeps),
+    identify: new IdentifyService(flowDeps),
     queries: new AgentQueryService({
       chains: options.chains,
       metrics: options.metrics ?? new Metrics(),

@@ -1,22 +1,21 @@
 // Registration sessions: open one (agent key, userDefinedData, deep link), follow it to the chain, export
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
-import QRCode from 'qrcode';
 import { getAddress, isAddress, isAddressEqual, parseEventLogs, type Address, type Hex } from 'viem';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
-import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
+import type { NetworkGateway } from '../chain/gateway.js';
 import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
-import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
 import { configIndexFor, type MinimumAge } from '../core/disclosures.js';
 import { badRequest, ServiceError } from '../core/errors.js';
 import { resolveNetwork, type NetworkName } from '../core/networks.js';
 import { MODE_RULES, resolveMode, type RegistrationMode } from '../core/registration-modes.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
-import type { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens, type SessionClaims } from '../sessions/session-token.js';
-import type { Clock } from '../store/key-value-store.js';
 import { ecdsaChallenge, ed25519Challenge, enrollAgent, type Challenge } from './agent-enrollment.js';
-import { sessionView, type SessionView } from './session-view.js';
+import { SessionFlow, type CallbackReport, type FlowDeps, type SessionQr } from './session-flow.js';
+import type { SessionView } from './session-view.js';
+
+export type { CallbackReport } from './session-flow.js';
 
 export interface DisclosureRequest {
   minimumAge?: number;
@@ -34,12 +33,6 @@ export interface RegistrationRequest {
   agentSignature?: string;
   ed25519Pubkey?: string;
   ed25519Signature?: string;
-}
-
-export interface CallbackReport {
-  status: 'success' | 'error';
-  txHash?: Hex;
-  error?: string;
 }
 
 export interface RegistrationSession extends SessionView {
@@ -74,16 +67,7 @@ export interface ExportedKey {
   mode: RegistrationMode;
 }
 
-export interface RegistrationDeps {
-  chains: ChainGateway;
-  sessions: SessionRepository;
-  tokens: SessionTokens;
-  clock: Clock;
-  /** Base URL of this service, for the callback and scan URLs. */
-  publicUrl: string;
-  deepLinkScheme: string;
-  appName: string;
-}
+export type RegistrationDeps = FlowDeps;
 
 const MINIMUM_AGES: readonly number[] = [0, 18, 21];
 
@@ -95,17 +79,18 @@ function parseHuman(value: string | undefined, mode: RegistrationMode): Address 
   return getAddress(value);
 }
 
-function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disclosures'] {
+export function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disclosures'] {
   const minimumAge = d.minimumAge ?? 0;
   if (!MINIMUM_AGES.includes(minimumAge)) throw badRequest('disclosures.minimumAge must be 0, 18 or 21');
   return { minimumAge: minimumAge as MinimumAge, ofac: d.ofac ?? false, nationality: d.nationality ?? false, name: d.name ?? false };
 }
 
-const qrPng = async (text: string): Promise<string> =>
-  (await QRCode.toBuffer(text, { type: 'png', width: 400, margin: 2, errorCorrectionLevel: 'M' })).toString('base64');
-
 export class RegistrationService {
-  constructor(private readonly deps: RegistrationDeps) {}
+  private readonly flow: SessionFlow;
+
+  constructor(private readonly deps: RegistrationDeps) {
+    this.flow = new SessionFlow(deps, 'register', '/api/agent/register');
+  }
 
   async start(request: RegistrationRequest): Promise<RegistrationSession> {
     const mode = resolveMode(request.mode);
@@ -138,17 +123,9 @@ export class RegistrationService {
       createdAt: now,
       expiresAt: now + SessionTokens.LIFETIME_MS,
     };
-    await this.deps.sessions.create(record);
-
-    const claims: SessionClaims = { sessionId: record.id, type: 'register', scope: 'session', expiresAt: record.expiresAt, secrets: enrollment.secrets };
-    const deepLink = await this.deepLink(record, gateway);
-    const view = await sessionView(this.deps.tokens, claims, record, this.deps.clock);
+    const { session } = await this.flow.create(record, enrollment.secrets);
     return {
-      ...view,
-      deepLink,
-      qrData: deepLink,
-      qrImageBase64: await qrPng(deepLink),
-      scanUrl: `${this.deps.publicUrl}/api/agent/register/qr?format=png&token=${encodeURIComponent(view.sessionToken)}`,
+      ...session,
       agentAddress: enrollment.agentAddress,
       mode,
       network,
@@ -159,7 +136,7 @@ export class RegistrationService {
   async status(token: string): Promise<RegistrationStatus> {
     const { claims, record } = await this.open(token);
     const synced = await this.syncWithChain(record);
-    const view = await sessionView(this.deps.tokens, claims, synced, this.deps.clock);
+    const view = await this.flow.view(claims, synced);
     const credentials = synced.details?.['credentials'] as PublicCredentials | undefined;
     return {
       ...view,
@@ -174,27 +151,13 @@ export class RegistrationService {
   }
 
   /** The deep link and QR again, while the session still waits for the human. */
-  async qr(token: string): Promise<SessionView & { deepLink: string; qrData: string; qrImageBase64: string }> {
-    const { claims, record } = await this.open(token);
-    if (record.stage !== 'qr-ready') throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
-    const deepLink = await this.deepLink(record, this.deps.chains.get(record.network));
-    const view = await sessionView(this.deps.tokens, claims, record, this.deps.clock);
-    return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
+  qr(token: string): Promise<SessionQr> {
+    return this.flow.qr(token);
   }
 
   /** The identity app's report. Idempotent; a completed session stays completed. */
   async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
-    const claims = await this.deps.tokens.open(callbackToken, { type: 'register', scope: 'callback' });
-    if (report.status === 'success' && !report.txHash) throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
-    if (report.status === 'error' && !report.error) throw badRequest('An error callback must say what went wrong in "error"');
-    const receivedAt = this.deps.clock();
-    const updated = await this.deps.sessions.update(claims.sessionId, (record) => {
-      if (record.stage === 'completed') return record;
-      const callback = { receivedAt, outcome: report.status, ...(report.txHash ? { txHash: report.txHash } : {}), ...(report.error ? { error: report.error } : {}) };
-      if (report.status === 'error') return { ...record, callback, stage: 'failed', failureReason: report.error as string };
-      const { failureReason: _dropped, ...rest } = record;
-      return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex };
-    });
+    const updated = await this.flow.recordCallback(callbackToken, report);
     const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
     return { received: true, stage: synced.stage };
   }
@@ -242,26 +205,8 @@ export class RegistrationService {
     );
   }
 
-  private async open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
-    const claims = await this.deps.tokens.open(token, { type: 'register' });
-    const record = await this.deps.sessions.get(claims.sessionId);
-    if (!record) throw new ServiceError(401, 'Invalid session token');
-    return { claims, record };
-  }
-
-  private async deepLink(record: SessionRecord, gateway: NetworkGateway): Promise<string> {
-    const callbackToken = await this.deps.tokens.issue({ sessionId: record.id, type: 'register', scope: 'callback', expiresAt: record.expiresAt });
-    const app = buildSelfApp({
-      sessionId: record.id,
-      appName: this.deps.appName,
-      network: record.network,
-      registry: gateway.contracts.registry,
-      userId: record.userId,
-      userDefinedData: record.userDefinedData,
-      disclosures: record.disclosures,
-      callbackUrl: `${this.deps.publicUrl}/api/agent/register/callback?token=${encodeURIComponent(callbackToken)}`,
-    });
-    return deepLinkFor(app, this.deps.deepLinkScheme);
+  private open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
+    return this.flow.open(token);
   }
 
   /** Moves a waiting session forward from what the chain says: registered -> completed; reverted -> failed. */
@@ -288,15 +233,7 @@ export class RegistrationService {
         };
       });
     }
-    if (record.stage === 'proof-received' && record.callback?.txHash) {
-      const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
-      if (receipt?.status === 'reverted') {
-        return this.deps.sessions.update(record.id, (current) =>
-          current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: 'The registration transaction reverted on chain' } : current,
-        );
-      }
-    }
-    return record;
+    return this.flow.failIfReverted(record, 'The registration transaction reverted on chain');
   }
 
   /** The transaction that minted the agent: the one the identity app reported if it did, else from the logs. */

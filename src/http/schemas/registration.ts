@@ -69,20 +69,20 @@ export const exportRequestSchema = z
 // ---- Responses. The routes' answers, as the OpenAPI document describes them; the conformance test
 // (test/api/openapi.test.ts) checks real answers against these, so an undocumented field fails it.
 
-const hex = (what: string) => z.string().regex(/^0x[0-9a-fA-F]*$/).describe(what);
-const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
+export const hex = (what: string) => z.string().regex(/^0x[0-9a-fA-F]*$/).describe(what);
+export const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
 
 /** Every error answer: `{"error": "<message>"}`. */
 export const errorSchema = z
   .object({ error: z.string().describe('What went wrong and, for client errors, what to fix') })
   .meta({ id: 'Error' });
 
-const stageSchema = z.enum(['qr-ready', 'proof-received', 'completed', 'failed']).meta({ id: 'SessionStage' });
+export const stageSchema = z.enum(['qr-ready', 'proof-received', 'completed', 'failed']).meta({ id: 'SessionStage' });
 const modeSchema = z.enum(REGISTRATION_MODES).meta({ id: 'RegistrationMode' });
-const networkSchema = z.enum(['mainnet', 'testnet']).meta({ id: 'Network' });
+export const networkSchema = z.enum(['mainnet', 'testnet']).meta({ id: 'Network' });
 
 /** The fields every session answer carries (src/services/session-view.ts). */
-const sessionViewShape = {
+export const sessionViewShape = {
   sessionToken: z.string().describe('Refreshed session token (same session, same expiry); use the latest one'),
   stage: stageSchema,
   expiresAt: z.string().describe('When the session expires, ISO 8601'),

@@ -1,0 +1,109 @@
+// Shapes of the deregistration, refresh and identify endpoints. Types only: the services check the meaning
+// (network, address, agent id, disclosures) and say what to fix.
+import { z } from 'zod';
+import { address, disclosuresSchema, hex, networkSchema, publicCredentialsSchema, sessionViewShape } from './registration.js';
+
+const text = (what: string) => z.string({ error: `must be a string: ${what}` }).describe(what);
+
+/** The deep link, QR code and scan URL of a newly opened session. */
+const openedShape = {
+  ...sessionViewShape,
+  deepLink: z.string().describe('Link for the identity app: <scheme>://verify?scope=...'),
+  qrData: z.string().describe('Same as deepLink, for a QR code'),
+  qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
+  scanUrl: z.string().describe('URL of the QR code PNG'),
+};
+
+// ---- Deregistration
+
+export const deregisterRequestSchema = z
+  .object(
+    {
+      network: text('"mainnet" or "testnet" (default mainnet)').optional(),
+      agentAddress: text('the agent address, as GET /api/agent/info reports it (for Ed25519 agents: the address derived from the key)'),
+      disclosures: disclosuresSchema.optional(),
+    },
+    { error: 'must be a JSON object such as {"network": "testnet", "agentAddress": "0x..."}' },
+  )
+  .meta({ id: 'DeregisterRequest' });
+
+export const deregistrationSessionSchema = z
+  .object({
+    ...openedShape,
+    agentId: z.number().int(),
+    agentAddress: address('The agent address'),
+    network: networkSchema,
+    configIndex: z.number().int().describe('Index of the disclosure configuration the proof must satisfy'),
+  })
+  .meta({ id: 'DeregistrationSession' });
+
+export const deregistrationStatusSchema = z
+  .object({
+    ...sessionViewShape,
+    agentId: z.number().int(),
+    agentAddress: address('The agent address'),
+    network: networkSchema,
+    txHash: hex('The transaction the identity app reported, once known').optional(),
+    error: z.string().optional().describe('Why the session failed (e.g. NotAgentOwner: another human proved)'),
+  })
+  .meta({ id: 'DeregistrationStatus' });
+
+// ---- Proof refresh
+
+export const refreshRequestSchema = z
+  .object(
+    {
+      agentId: z
+        .union([z.number(), z.string()], { error: 'must be the agent id, a positive integer (number or decimal string)' })
+        .describe('The agent id'),
+      network: text('"mainnet" or "testnet" (default mainnet)').optional(),
+      disclosures: disclosuresSchema.optional().describe("Must select the agent's own config (minimumAge, ofac); default: the agent's config"),
+    },
+    { error: 'must be a JSON object such as {"agentId": 5, "network": "testnet", "disclosures": {"minimumAge": 18}}' },
+  )
+  .meta({ id: 'RefreshRequest' });
+
+export const refreshSessionSchema = z
+  .object({
+    ...openedShape,
+    agentId: z.number().int(),
+    network: networkSchema,
+    configIndex: z.number().int().describe("Index of the agent's disclosure configuration, which the proof must satisfy"),
+  })
+  .meta({ id: 'RefreshSession' });
+
+export const refreshStatusSchema = z
+  .object({
+    ...sessionViewShape,
+    agentId: z.number().int(),
+    network: networkSchema,
+    txHash: hex('The transaction the identity app reported, once known').optional(),
+    proofExpiresAt: z.number().int().optional().describe('Once completed: the new proof expiry, unix seconds'),
+    isProofFresh: z.boolean().optional().describe('Once completed'),
+    verificationStrength: z.number().int().optional().describe("Once completed: the proof provider's verification strength"),
+    credentials: publicCredentialsSchema.optional().describe('Once completed: what the human disclosed in the new proof'),
+    error: z.string().optional().describe('Why the session failed'),
+  })
+  .meta({ id: 'RefreshStatus' });
+
+// ---- Identify
+
+export const identifyRequestSchema = z
+  .object({ network: text('"mainnet" or "testnet" (default mainnet)').optional() }, { error: 'must be a JSON object such as {"network": "testnet"}' })
+  .meta({ id: 'IdentifyRequest' });
+
+export const identifySessionSchema = z
+  .object({ ...openedShape, network: networkSchema })
+  .meta({ id: 'IdentifySession' });
+
+export const identifyStatusSchema = z
+  .object({
+    ...sessionViewShape,
+    network: networkSchema,
+    txHash: hex('The transaction of this session proof, once known').optional(),
+    nullifier: z.string().regex(/^\d+$/).optional().describe("Once completed: the human's nullifier, decimal"),
+    agentCount: z.number().int().optional().describe("Once completed: the number of the human's agents on this network"),
+    agentIds: z.array(z.number().int()).optional().describe("Once completed: the human's agent ids"),
+    error: z.string().optional().describe('Why the session failed'),
+  })
+  .meta({ id: 'IdentifyStatus' });

@@ -1,0 +1,167 @@
+// Proof refresh sessions: the human behind an agent proves again ("F" + the agent's own config digit +
+// agentId, hex form) and the registry renews the proof in place. The chain is the source of truth: the
+// session completes when proofExpiresAt(agentId) moved past the value seen at start, or the reported
+// transaction carries HumanProofRefreshed for this agent.
+import { isAddressEqual, parseEventLogs, type Hex } from 'viem';
+import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
+import { configIndexFor, disclosuresForConfigIndex, isConfigIndex, type ConfigIndex } from '../core/disclosures.js';
+import { badRequest, notFound } from '../core/errors.js';
+import { resolveNetwork, type NetworkName } from '../core/networks.js';
+import { refreshUserData } from '../core/user-data.js';
+import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
+import { SessionTokens } from '../sessions/session-token.js';
+import { parseDisclosures, type DisclosureRequest } from './registration.js';
+import { SessionFlow, type CallbackReport, type FlowDeps, type OpenedSession, type SessionQr } from './session-flow.js';
+import type { SessionView } from './session-view.js';
+
+export interface RefreshRequest {
+  agentId?: number | string;
+  network?: string;
+  disclosures?: DisclosureRequest;
+}
+
+export interface RefreshSession extends OpenedSession {
+  agentId: number;
+  network: NetworkName;
+  configIndex: number;
+}
+
+export interface RefreshStatus extends SessionView {
+  agentId: number;
+  network: NetworkName;
+  txHash?: Hex;
+  /** Once completed: unix seconds. */
+  proofExpiresAt?: number;
+  isProofFresh?: boolean;
+  verificationStrength?: number;
+  credentials?: PublicCredentials;
+  error?: string;
+}
+
+const ZERO_CONFIG = `0x${'0'.repeat(64)}`;
+
+function parseAgentId(value: number | string | undefined): bigint {
+  const text = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : (value ?? '');
+  if (!/^[1-9]\d{0,76}$/.test(text)) throw badRequest('agentId must be a positive integer (a number or a decimal string)');
+  return BigInt(text);
+}
+
+const describeConfig = (index: ConfigIndex): string => {
+  const d = disclosuresForConfigIndex(index);
+  return `config ${index} (minimumAge ${d.minimumAge}, ofac ${d.ofac})`;
+};
+
+export class RefreshService {
+  private readonly flow: SessionFlow;
+
+  constructor(private readonly deps: FlowDeps) {
+    this.flow = new SessionFlow(deps, 'refresh', '/api/agent/refresh');
+  }
+
+  async start(request: RefreshRequest): Promise<RefreshSession> {
+    const network = resolveNetwork(request.network ?? 'mainnet');
+    const agentId = parseAgentId(request.agentId);
+    const gateway = this.deps.chains.get(network);
+    const agent = await gateway.registry.readAgent(agentId);
+    if (!agent) throw notFound(`Agent ${agentId} is not registered on ${network}`);
+    if (!agent.hasHumanProof) throw badRequest(`Agent ${agentId} has no proof of human to refresh`);
+    if (BigInt(agent.configId) === 0n || agent.configId === ZERO_CONFIG) {
+      throw badRequest(`Agent ${agentId} was registered without a disclosure config and cannot be refreshed: register it again`);
+    }
+    const configIds = await gateway.registry.configIds();
+    const agentIndex = configIds.findIndex((id) => id.toLowerCase() === agent.configId.toLowerCase());
+    if (!isConfigIndex(agentIndex)) throw badRequest(`Agent ${agentId} has a config (${agent.configId}) this registry no longer offers: it cannot be refreshed`);
+
+    // Without disclosures, the agent's own config; with them, they must select it (the registry refuses a change).
+    const disclosures = request.disclosures ? parseDisclosures(request.disclosures) : { ...parseDisclosures({}), ...disclosuresForConfigIndex(agentIndex) };
+    const configIndex = configIndexFor(disclosures);
+    if (configIds[configIndex]?.toLowerCase() !== agent.configId.toLowerCase()) {
+      throw badRequest(
+        `The disclosures select ${describeConfig(configIndex)}, but agent ${agentId} has ${describeConfig(agentIndex)}: a refresh must prove the agent's own config`,
+      );
+    }
+
+    const now = this.deps.clock();
+    const record: SessionRecord = {
+      id: newSessionId(),
+      type: 'refresh',
+      stage: 'qr-ready',
+      network,
+      agentId: agentId.toString(),
+      agentKey: agent.agentKey,
+      userId: agent.owner,
+      userDefinedData: refreshUserData({ configIndex, agentId }),
+      configIndex,
+      disclosures,
+      exportable: false,
+      createdAt: now,
+      expiresAt: now + SessionTokens.LIFETIME_MS,
+      details: { previousExpiresAt: agent.proofExpiresAt.toString() },
+    };
+    const { session } = await this.flow.create(record);
+    return { ...session, agentId: Number(agentId), network, configIndex };
+  }
+
+  async status(token: string): Promise<RefreshStatus> {
+    const { claims, record } = await this.flow.open(token);
+    const synced = await this.syncWithChain(record);
+    const view = await this.flow.view(claims, synced);
+    const base = {
+      ...view,
+      agentId: Number(synced.agentId),
+      network: synced.network,
+      ...(synced.txHash ? { txHash: synced.txHash } : {}),
+      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
+    };
+    if (synced.stage !== 'completed') return base;
+    // The verification details as the chain has them now.
+    const gateway = this.deps.chains.get(synced.network);
+    const agent = await gateway.registry.readAgent(BigInt(synced.agentId as string));
+    if (!agent) return base;
+    const { verificationStrength } = await gateway.registry.providerInfo(agent.proofProvider);
+    return {
+      ...base,
+      proofExpiresAt: Number(agent.proofExpiresAt),
+      isProofFresh: agent.isProofFresh,
+      verificationStrength,
+      credentials: publicCredentials(agent.credentials),
+    };
+  }
+
+  qr(token: string): Promise<SessionQr> {
+    return this.flow.qr(token);
+  }
+
+  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
+    const updated = await this.flow.recordCallback(callbackToken, report);
+    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
+    return { received: true, stage: synced.stage };
+  }
+
+  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+    if (record.stage === 'completed') return record;
+    const gateway = this.deps.chains.get(record.network);
+    const agentId = BigInt(record.agentId as string);
+    const previous = BigInt((record.details?.['previousExpiresAt'] as string | undefined) ?? '0');
+    const expiresAt = await gateway.client.readContract({ address: gateway.contracts.registry, abi: agentRegistryAbi, functionName: 'proofExpiresAt', args: [agentId] });
+    let refreshed = expiresAt > previous;
+    if (!refreshed && record.callback?.txHash) {
+      const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
+      refreshed =
+        receipt?.status === 'success' &&
+        parseEventLogs({ abi: agentRegistryAbi, logs: receipt.logs, eventName: 'HumanProofRefreshed' }).some(
+          (event) => isAddressEqual(event.address, gateway.contracts.registry) && event.args.agentId === agentId,
+        );
+    }
+    if (refreshed) {
+      const completedAt = this.deps.clock();
+      return this.deps.sessions.update(record.id, (current) => {
+        if (current.stage === 'completed') return current;
+        const { failureReason: _dropped, ...rest } = current;
+        return { ...rest, stage: 'completed', completedAt, ...(current.callback?.txHash ? { txHash: current.callback.txHash } : {}) };
+      });
+    }
+    return this.flow.failIfReverted(record, 'The refresh transaction reverted on chain');
+  }
+}

@@ -1,0 +1,141 @@
+// What every kind of session shares: open a session (record + session token), build the deep link whose
+// deeplinkCallback carries a callback-scoped token, reopen it from a token, and record the identity app's
+// report idempotently. Registration, deregistration, refresh and identify each add their own chain checks.
+import QRCode from 'qrcode';
+import type { Hex } from 'viem';
+import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
+import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
+import { badRequest, ServiceError } from '../core/errors.js';
+import type { SessionRecord } from '../sessions/session-record.js';
+import type { SessionRepository } from '../sessions/session-repository.js';
+import type { SessionClaims, SessionSecrets, SessionTokens, SessionType } from '../sessions/session-token.js';
+import type { Clock } from '../store/key-value-store.js';
+import { sessionView, type SessionView } from './session-view.js';
+
+export interface CallbackReport {
+  status: 'success' | 'error';
+  txHash?: Hex;
+  error?: string;
+}
+
+export interface FlowDeps {
+  chains: ChainGateway;
+  sessions: SessionRepository;
+  tokens: SessionTokens;
+  clock: Clock;
+  /** Base URL of this service, for the callback and scan URLs. */
+  publicUrl: string;
+  deepLinkScheme: string;
+  appName: string;
+}
+
+export interface SessionQr extends SessionView {
+  deepLink: string;
+  qrData: string;
+  qrImageBase64: string;
+}
+
+export interface OpenedSession extends SessionQr {
+  scanUrl: string;
+}
+
+export const qrPng = async (text: string): Promise<string> =>
+  (await QRCode.toBuffer(text, { type: 'png', width: 400, margin: 2, errorCorrectionLevel: 'M' })).toString('base64');
+
+/** One kind of session, served under `basePath` (e.g. /api/agent/deregister). */
+export class SessionFlow {
+  constructor(
+    readonly deps: FlowDeps,
+    readonly type: SessionType,
+    private readonly basePath: string,
+  ) {}
+
+  /** Stores the record and answers with the session token, deep link and QR code. */
+  async create(record: SessionRecord, secrets?: SessionSecrets): Promise<{ claims: SessionClaims; session: OpenedSession }> {
+    await this.deps.sessions.create(record);
+    const claims: SessionClaims = {
+      sessionId: record.id,
+      type: this.type,
+      scope: 'session',
+      expiresAt: record.expiresAt,
+      ...(secrets ? { secrets } : {}),
+    };
+    const deepLink = await this.deepLink(record);
+    const view = await this.view(claims, record);
+    return {
+      claims,
+      session: {
+        ...view,
+        deepLink,
+        qrData: deepLink,
+        qrImageBase64: await qrPng(deepLink),
+        scanUrl: `${this.deps.publicUrl}${this.basePath}/qr?format=png&token=${encodeURIComponent(view.sessionToken)}`,
+      },
+    };
+  }
+
+  /** The claims and record of a session token of this flow (400 other type, 401 altered, 410 expired). */
+  async open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
+    const claims = await this.deps.tokens.open(token, { type: this.type });
+    const record = await this.deps.sessions.get(claims.sessionId);
+    if (!record) throw new ServiceError(401, 'Invalid session token');
+    return { claims, record };
+  }
+
+  view(claims: SessionClaims, record: SessionRecord): Promise<SessionView> {
+    return sessionView(this.deps.tokens, claims, record, this.deps.clock);
+  }
+
+  /** The deep link and QR again, while the session still waits for the human (409 otherwise). */
+  async qr(token: string): Promise<SessionQr> {
+    const { claims, record } = await this.open(token);
+    if (record.stage !== 'qr-ready') throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
+    const deepLink = await this.deepLink(record);
+    const view = await this.view(claims, record);
+    return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
+  }
+
+  async deepLink(record: SessionRecord, gateway: NetworkGateway = this.deps.chains.get(record.network)): Promise<string> {
+    const callbackToken = await this.deps.tokens.issue({ sessionId: record.id, type: this.type, scope: 'callback', expiresAt: record.expiresAt });
+    const app = buildSelfApp({
+      sessionId: record.id,
+      appName: this.deps.appName,
+      network: record.network,
+      registry: gateway.contracts.registry,
+      userId: record.userId,
+      userDefinedData: record.userDefinedData,
+      disclosures: record.disclosures,
+      callbackUrl: `${this.deps.publicUrl}${this.basePath}/callback?token=${encodeURIComponent(callbackToken)}`,
+    });
+    return deepLinkFor(app, this.deps.deepLinkScheme);
+  }
+
+  /**
+   * Records the identity app's report: success -> proof-received with its txHash, error -> failed with its
+   * reason. Idempotent; a completed session stays completed. The caller then follows the chain.
+   */
+  async recordCallback(callbackToken: string, report: CallbackReport): Promise<SessionRecord> {
+    const claims = await this.deps.tokens.open(callbackToken, { type: this.type, scope: 'callback' });
+    if (report.status === 'success' && !report.txHash) throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
+    if (report.status === 'error' && !report.error) throw badRequest('An error callback must say what went wrong in "error"');
+    const receivedAt = this.deps.clock();
+    return this.deps.sessions.update(claims.sessionId, (record) => {
+      if (record.stage === 'completed') return record;
+      const callback = { receivedAt, outcome: report.status, ...(report.txHash ? { txHash: report.txHash } : {}), ...(report.error ? { error: report.error } : {}) };
+      if (report.status === 'error') return { ...record, callback, stage: 'failed', failureReason: report.error as string };
+      const { failureReason: _dropped, ...rest } = record;
+      return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex };
+    });
+  }
+
+  /** Moves a session waiting on `txHash` to failed when that transaction reverted. */
+  async failIfReverted(record: SessionRecord, reason: string): Promise<SessionRecord> {
+    if (record.stage !== 'proof-received' || !record.callback?.txHash) return record;
+    const gateway = this.deps.chains.get(record.network);
+    const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
+    if (receipt?.status !== 'reverted') return record;
+    return this.deps.sessions.update(record.id, (current) =>
+      current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current,
+    );
+  }
+}
