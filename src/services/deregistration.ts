@@ -10,7 +10,7 @@ import { advancedDeregisterUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import { parseDisclosures, type DisclosureRequest } from './registration.js';
-import { SessionFlow, type CallbackReport, type FlowDeps, type OpenedSession, type SessionQr } from './session-flow.js';
+import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface DeregistrationRequest {
@@ -34,11 +34,10 @@ export interface DeregistrationStatus extends SessionView {
   error?: string;
 }
 
-export class DeregistrationService {
-  private readonly flow: SessionFlow;
+export class DeregistrationService extends ChainSyncedSessions {
 
   constructor(private readonly deps: FlowDeps) {
-    this.flow = new SessionFlow(deps, 'deregister', '/api/agent/deregister');
+    super(new SessionFlow(deps, 'deregister', '/api/agent/deregister'));
   }
 
   async start(request: DeregistrationRequest): Promise<DeregistrationSession> {
@@ -99,18 +98,10 @@ export class DeregistrationService {
     };
   }
 
-  qr(token: string): Promise<SessionQr> {
-    return this.flow.qr(token);
-  }
 
-  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
-    const updated = await this.flow.recordCallback(callbackToken, report);
-    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
-    return { received: true, stage: synced.stage };
-  }
 
   /** Completed once the agent's key no longer resolves to the agent and its NFT is burned; failed on a reverted proof. */
-  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = BigInt(record.agentId as string);

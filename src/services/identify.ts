@@ -9,7 +9,7 @@ import { resolveNetwork, type NetworkName } from '../core/networks.js';
 import { identifyUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { SessionFlow, type CallbackReport, type FlowDeps, type OpenedSession, type SessionQr } from './session-flow.js';
+import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface IdentifyRequest {
@@ -32,11 +32,10 @@ export interface IdentifyStatus extends SessionView {
 /** The proof userId of an identify session: nobody's wallet, just this session's tag. */
 export const identifyUserId = (sessionId: string): Address => getAddress(slice(keccak256(toHex(sessionId)), 12));
 
-export class IdentifyService {
-  private readonly flow: SessionFlow;
+export class IdentifyService extends ChainSyncedSessions {
 
   constructor(private readonly deps: FlowDeps) {
-    this.flow = new SessionFlow(deps, 'identify', '/api/agent/identify');
+    super(new SessionFlow(deps, 'identify', '/api/agent/identify'));
   }
 
   async start(request: IdentifyRequest): Promise<IdentifySession> {
@@ -77,18 +76,10 @@ export class IdentifyService {
     return { ...base, nullifier, agentCount: agentIds.length, agentIds: agentIds.map(Number) };
   }
 
-  qr(token: string): Promise<SessionQr> {
-    return this.flow.qr(token);
-  }
 
-  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
-    const updated = await this.flow.recordCallback(callbackToken, report);
-    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
-    return { received: true, stage: synced.stage };
-  }
 
   /** Reads the reported transaction: this session's proof (by userIdentifier) and its NullifierIdentified event. */
-  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     const txHash = record.callback?.txHash;
     if (record.stage !== 'proof-received' || !txHash) return record;
     const gateway = this.deps.chains.get(record.network);

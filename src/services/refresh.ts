@@ -12,7 +12,7 @@ import { refreshUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import { parseDisclosures, type DisclosureRequest } from './registration.js';
-import { SessionFlow, type CallbackReport, type FlowDeps, type OpenedSession, type SessionQr } from './session-flow.js';
+import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface RefreshRequest {
@@ -52,11 +52,10 @@ const describeConfig = (index: ConfigIndex): string => {
   return `config ${index} (minimumAge ${d.minimumAge}, ofac ${d.ofac})`;
 };
 
-export class RefreshService {
-  private readonly flow: SessionFlow;
+export class RefreshService extends ChainSyncedSessions {
 
   constructor(private readonly deps: FlowDeps) {
-    this.flow = new SessionFlow(deps, 'refresh', '/api/agent/refresh');
+    super(new SessionFlow(deps, 'refresh', '/api/agent/refresh'));
   }
 
   async start(request: RefreshRequest): Promise<RefreshSession> {
@@ -129,17 +128,9 @@ export class RefreshService {
     };
   }
 
-  qr(token: string): Promise<SessionQr> {
-    return this.flow.qr(token);
-  }
 
-  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
-    const updated = await this.flow.recordCallback(callbackToken, report);
-    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
-    return { received: true, stage: synced.stage };
-  }
 
-  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = BigInt(record.agentId as string);

@@ -12,7 +12,7 @@ import { MODE_RULES, resolveMode, type RegistrationMode } from '../core/registra
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens, type SessionClaims } from '../sessions/session-token.js';
 import { ecdsaChallenge, ed25519Challenge, enrollAgent, type Challenge } from './agent-enrollment.js';
-import { SessionFlow, type CallbackReport, type FlowDeps, type SessionQr } from './session-flow.js';
+import { ChainSyncedSessions, SessionFlow, type FlowDeps } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export type { CallbackReport } from './session-flow.js';
@@ -85,11 +85,10 @@ export function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disc
   return { minimumAge: minimumAge as MinimumAge, ofac: d.ofac ?? false, nationality: d.nationality ?? false, name: d.name ?? false };
 }
 
-export class RegistrationService {
-  private readonly flow: SessionFlow;
+export class RegistrationService extends ChainSyncedSessions {
 
   constructor(private readonly deps: RegistrationDeps) {
-    this.flow = new SessionFlow(deps, 'register', '/api/agent/register');
+    super(new SessionFlow(deps, 'register', '/api/agent/register'));
   }
 
   async start(request: RegistrationRequest): Promise<RegistrationSession> {
@@ -150,17 +149,7 @@ export class RegistrationService {
     };
   }
 
-  /** The deep link and QR again, while the session still waits for the human. */
-  qr(token: string): Promise<SessionQr> {
-    return this.flow.qr(token);
-  }
 
-  /** The identity app's report. Idempotent; a completed session stays completed. */
-  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
-    const updated = await this.flow.recordCallback(callbackToken, report);
-    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
-    return { received: true, stage: synced.stage };
-  }
 
   async exportKey(token: string): Promise<ExportedKey> {
     const { claims, record } = await this.open(token);
@@ -210,7 +199,7 @@ export class RegistrationService {
   }
 
   /** Moves a waiting session forward from what the chain says: registered -> completed; reverted -> failed. */
-  private async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = await gateway.registry.agentIdOf(record.agentKey as Hex);

@@ -139,3 +139,26 @@ export class SessionFlow {
     );
   }
 }
+
+/**
+ * What every kind of session does the same way once its flow is set up: hand out the QR again and take the
+ * identity app's report, then look at the chain. Subclasses say how the chain shows their outcome.
+ */
+export abstract class ChainSyncedSessions {
+  protected constructor(protected readonly flow: SessionFlow) {}
+
+  /** Moves a waiting session forward from what the chain says. */
+  protected abstract syncWithChain(record: SessionRecord): Promise<SessionRecord>;
+
+  /** The deep link and QR again, while the session still waits for the human. */
+  qr(token: string): Promise<SessionQr> {
+    return this.flow.qr(token);
+  }
+
+  /** The identity app's report. Idempotent; a completed session stays completed. */
+  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
+    const updated = await this.flow.recordCallback(callbackToken, report);
+    const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
+    return { received: true, stage: synced.stage };
+  }
+}
