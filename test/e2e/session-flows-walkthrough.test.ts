@@ -1,23 +1,15 @@
 // Deregistration, identify and refresh as a new user runs them: `npm start`, the sessions over HTTP, and
 // the human played by the identity-app CLI (approve / reject) from each deep link alone.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServiceProcess, tsxBin as tsx } from '../support/service-process.js';
 
 const run = promisify(execFile);
-const tsx = join(process.cwd(), 'node_modules/.bin/tsx');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 type Json = Record<string, unknown>;
 
@@ -28,20 +20,7 @@ describe('deregistration, identify and refresh walkthrough (CLI from the deep li
   let stopService: () => Promise<void>;
 
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const child = spawn(tsx, ['src/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: 'ignore' });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    stopService = async () => {
-      child.kill('SIGINT');
-      await exited;
-    };
-    for (let i = 0; i < 300; i++) {
-      const res = await fetch(`${base}/api/health`).catch(() => undefined);
-      if (res?.status === 200) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('the service did not become healthy');
+    ({ base, stop: stopService } = await startServiceProcess(dataDir));
   }, 60_000);
 
   afterAll(async () => {

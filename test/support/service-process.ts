@@ -1,0 +1,40 @@
+// The service as a user starts it (`tsx src/main.ts`, what `npm start` runs), on a free port with its own
+// DATA_DIR, for end-to-end tests.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const tsxBin = join(process.cwd(), 'node_modules/.bin/tsx');
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface ServiceProcess {
+  base: string;
+  /** SIGINT, then waits for the process (and its chains) to end. */
+  stop(): Promise<void>;
+}
+
+/** Starts the service and resolves once GET /api/health answers 200. */
+export async function startServiceProcess(dataDir: string): Promise<ServiceProcess> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(tsxBin, ['src/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    child.kill('SIGINT');
+    await exited;
+  };
+  for (let i = 0; i < 300; i++) {
+    const res = await fetch(`${base}/api/health`).catch(() => undefined);
+    if (res?.status === 200) return { base, stop };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stop();
+  throw new Error('the service did not become healthy');
+}
