@@ -9,7 +9,7 @@ import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { loadConfig, type Config } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
-import { createApp } from './http/app.js';
+import { a2aExecutorOf, createApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
@@ -119,12 +119,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
     void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
-    server.on('request', createApp({ chains, services, store, logger, version, metrics, publicUrl: url }));
+    const app = createApp({ chains, services, store, logger, version, metrics, publicUrl: url });
+    server.on('request', app);
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        a2aExecutorOf(app)?.stop();
         await services.queries.stop();
         await stopChains();
         await store.close();

@@ -1,6 +1,8 @@
 // The express application: shared middleware once, then one router per resource.
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
+import type { RegistryAgentExecutor } from '../a2a/executor.js';
+import { a2aDocs, a2aRoutes } from '../a2a/server.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
@@ -39,11 +41,17 @@ const API_TAGS = [
   { name: 'Other sessions', description: 'Deregistration, proof refresh and identify sessions: open, follow' },
   { name: 'Public queries', description: 'What anyone may ask about an agent, without authentication' },
   { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
+  { name: 'A2A', description: 'Agent-to-agent JSON-RPC endpoint (A2A v1.0 and v0.3)' },
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
 
 /** Session creations per client address and minute (register and its challenges, deregister, refresh, identify). */
 export const SESSION_CREATION_LIMIT = 10;
+
+const A2A_EXECUTOR = 'a2aExecutor';
+
+/** The app's A2A executor, to stop its open tasks' session polling at shutdown. */
+export const a2aExecutorOf = (app: Express): RegistryAgentExecutor | undefined => app.locals[A2A_EXECUTOR] as RegistryAgentExecutor | undefined;
 
 export function createApp(deps: AppDeps): Express {
   const metrics = deps.metrics ?? new Metrics();
@@ -55,6 +63,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(securityHeaders());
   app.use(cors());
   app.use(cachePolicy());
+  // The A2A SDK's handlers parse their own JSON-RPC bodies: mounted before express.json()
+  const a2a = a2aRoutes(deps.services, { publicUrl: deps.publicUrl ?? 'http://localhost', version: deps.version, store: deps.store });
+  app.use(a2a.router);
+  // open register / deregister tasks stop following their sessions when the server closes (main.ts)
+  app.locals[A2A_EXECUTOR] = a2a.executor;
   app.use(express.json({ limit: '200kb' }));
 
   const sessionLimit = perIpLimit({
@@ -74,7 +87,7 @@ export function createApp(deps: AppDeps): Express {
 
   // Every router's RouteDoc[]: the OpenAPI document covers exactly these (test/api/openapi.test.ts checks
   // that no route is missing).
-  const routeDocs: RouteDoc[] = [...healthDocs, ...registrationDocs, ...sessionDocs, ...queryDocs, ...metricsDocs, ...docsDocs];
+  const routeDocs: RouteDoc[] = [...a2aDocs, ...healthDocs, ...registrationDocs, ...sessionDocs, ...queryDocs, ...metricsDocs, ...docsDocs];
   const document = openApiDocument(routeDocs, {
     title: 'Agent Identity Registry',
     version: deps.version,

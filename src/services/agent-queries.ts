@@ -70,6 +70,19 @@ export interface VerifyResult {
   agentCountForHuman: number;
 }
 
+/** Proof freshness of an agent (A2A `freshness` intent): fresh now, and when the proof expires. */
+export interface Freshness {
+  agentId: number;
+  chainId: number;
+  hasProof: boolean;
+  /** The registry's isProofFresh, and the wall clock has not passed proofExpiresAt since the read. */
+  isProofFresh: boolean;
+  /** Unix seconds; 0 without a proof. */
+  proofExpiresAt: number;
+  /** Seconds until the expiry (0 once expired or without a proof). */
+  secondsRemaining: number;
+}
+
 export interface Reputation {
   score: number;
   hasProof: boolean;
@@ -271,6 +284,21 @@ export class AgentQueryService {
       strengthLabel: strengthLabelOf(true, proof.strength),
       humanNullifier: view.nullifier.toString(),
       agentCountForHuman: Number(view.agentCountForHuman),
+    };
+  }
+
+  /** One eth_call when not cached, none when cached; 404 for an agent that does not exist. */
+  async freshness(chainId: string | number, agentId: bigint): Promise<Freshness> {
+    const queries = this.#network(chainId);
+    const view = await this.#existing(queries, agentId);
+    const expiresAt = view.hasHumanProof ? Number(view.proofExpiresAt) : 0;
+    return {
+      agentId: Number(agentId),
+      chainId: queries.gateway.chainId,
+      hasProof: view.hasHumanProof,
+      isProofFresh: this.#isVerified(view),
+      proofExpiresAt: expiresAt,
+      secondsRemaining: Math.max(0, Math.floor(expiresAt - this.#options.clock() / 1000)),
     };
   }
 

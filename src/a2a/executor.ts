@@ -1,0 +1,310 @@
+// The A2A executor: reads the intent from the message (intents.ts) and calls the same services as the REST
+// routes; the answer's data part carries the same fields as the matching REST response. No business rules here.
+// `register` and `deregister` open a session and answer with a Task that stays open while the human acts: its
+// artifact carries the deep link, QR data and session token, and it completes (or fails) by itself, following
+// the session's status every `pollIntervalMs`.
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { AgentEvent, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server';
+import { ServiceError } from '../core/errors.js';
+import { REGISTRATION_MODES } from '../core/registration-modes.js';
+import type { Services } from '../services/index.js';
+import type { SessionView } from '../services/session-view.js';
+import { skills } from './agent-card.js';
+import { INTENTS, parseIntent, type InputPart, type IntentRequest } from './intents.js';
+
+export interface ExecutorOptions {
+  /** How often an open register / deregister task reads its session's status; default 200 ms. */
+  pollIntervalMs?: number;
+}
+
+const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const dataPart = (value: object): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+});
+
+/** The caller's parts as the intent parser reads them (files and URLs are ignored). */
+function inputParts(message: Message | undefined): InputPart[] {
+  const parts: InputPart[] = [];
+  for (const part of message?.parts ?? []) {
+    const content = part.content;
+    if (content?.$case === 'text') parts.push({ kind: 'text', text: content.value });
+    else if (content?.$case === 'data' && content.value && typeof content.value === 'object' && !Array.isArray(content.value)) {
+      parts.push({ kind: 'data', data: content.value as Record<string, unknown> });
+    }
+  }
+  return parts;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+const TERMINAL = new Set(['completed', 'failed']);
+
+export class RegistryAgentExecutor implements AgentExecutor {
+  readonly #pollIntervalMs: number;
+  /** Open session tasks: task id -> what stops its polling, and the task's context. */
+  readonly #running = new Map<string, { controller: AbortController; contextId: string }>();
+
+  constructor(
+    private readonly services: Services,
+    options: ExecutorOptions = {},
+  ) {
+    this.#pollIntervalMs = options.pollIntervalMs ?? 200;
+  }
+
+  execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const parsed = parseIntent(inputParts(ctx.userMessage));
+    if (!parsed.ok) {
+      return this.#reply(ctx, bus, parsed.message, { error: parsed.message, missing: parsed.missing, intents: [...INTENTS] });
+    }
+    const request = parsed.request;
+    try {
+      if (request.intent === 'register' || request.intent === 'deregister') return await this.#sessionTask(ctx, bus, request);
+      const [text, data] = await this.#answer(request);
+      this.#reply(ctx, bus, text, data);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
+      this.#reply(ctx, bus, error.message, { error: error.message, status: error.status, intent: request.intent });
+    }
+  };
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const running = this.#running.get(taskId);
+    running?.controller.abort();
+    this.#running.delete(taskId);
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: running?.contextId ?? '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
+    bus.finished();
+  };
+
+  /** Stops every open task's polling (service shutdown). */
+  stop(): void {
+    for (const { controller } of this.#running.values()) controller.abort();
+    this.#running.clear();
+  }
+
+  async #answer(request: IntentRequest): Promise<[string, object]> {
+    const { queries } = this.services;
+    switch (request.intent) {
+      case 'lookup': {
+        const info = await queries.info(request.chainId, request.agentId!);
+        return [`Agent ${info.agentId} on ${info.network}: ${info.isVerified ? 'verified' : 'not verified'} (${info.strengthLabel})`, info];
+      }
+      case 'verify': {
+        const result = await queries.verify(request.chainId, request.agentId!);
+        return [`Agent ${result.agentId} ${result.isVerified ? 'is backed by a human' : 'has no valid proof of human'}`, result];
+      }
+      case 'freshness': {
+        const result = await queries.freshness(request.chainId, request.agentId!);
+        const when = result.proofExpiresAt > 0 ? ` (expires ${new Date(result.proofExpiresAt * 1000).toISOString()})` : '';
+        return [`The proof of agent ${result.agentId} is ${result.isProofFresh ? 'fresh' : 'not fresh'}${when}`, result];
+      }
+      case 'status': {
+        const status = await this.#status(request.sessionToken!);
+        return [`Session stage: ${status.stage}`, status];
+      }
+      default: {
+        const list = skills().map((s) => ({ intent: s.id, name: s.name, description: s.description, examples: s.examples }));
+        return [`I can: ${list.map((s) => s.intent).join(', ')}. Send a data part {"intent": ..., ...} or plain text.`, { intents: list }];
+      }
+    }
+  }
+
+  /** The status of a session token of any type: the REST status response of its flow. */
+  async #status(token: string): Promise<SessionView> {
+    const flows = [this.services.registration, this.services.deregistration, this.services.refresh, this.services.identify];
+    for (const [i, flow] of flows.entries()) {
+      try {
+        return await flow.status(token);
+      } catch (error) {
+        // 400: a token of another session type; try the next flow
+        if (!(error instanceof ServiceError && error.status === 400) || i === flows.length - 1) throw error;
+      }
+    }
+    throw new ServiceError(400, 'Unknown session token type');
+  }
+
+  #reply(ctx: RequestContext, bus: ExecutionEventBus, text: string, data: object): void {
+    bus.publish(AgentEvent.message(this.#message(ctx, [textPart(text), dataPart(data)])));
+    bus.finished();
+  }
+
+  #message(ctx: RequestContext, parts: Part[], taskId = ''): Message {
+    return { ...this.#agentMessage(ctx.contextId, parts), taskId };
+  }
+
+  #agentMessage(contextId: string, parts: Part[]): Message {
+    const taskId = '';
+    return {
+      messageId: randomUUID(),
+      contextId,
+      taskId,
+      role: Role.ROLE_AGENT,
+      parts,
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+  }
+
+  /** register / deregister: a Task with the session's artifact, following the session until it ends. */
+  async #sessionTask(ctx: RequestContext, bus: ExecutionEventBus, request: IntentRequest): Promise<void> {
+    const { fields } = request;
+    const str = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined);
+    if (request.intent === 'register' && !str('mode')) {
+      const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
+      return this.#reply(ctx, bus, message, { error: message, missing: ['mode'], intent: 'register' });
+    }
+    const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? (fields['disclosures'] as object) : undefined;
+    const session =
+      request.intent === 'register'
+        ? await this.services.registration.start({
+            mode: str('mode')!,
+            network: request.network,
+            ...optional('humanAddress', str('humanAddress') ?? str('address')),
+            ...optional('agentAddress', str('agentAddress')),
+            ...optional('agentSignature', str('agentSignature')),
+            ...optional('ed25519Pubkey', str('ed25519Pubkey')),
+            ...optional('ed25519Signature', str('ed25519Signature')),
+            ...(disclosures ? { disclosures } : {}),
+          })
+        : await this.services.deregistration.start({
+            network: request.network,
+            ...optional('agentAddress', str('agentAddress') ?? str('address')),
+            ...(disclosures ? { disclosures } : {}),
+          });
+
+    const taskId = ctx.taskId;
+    const contextId = ctx.contextId;
+    const status = (state: TaskState, text: string, data?: object) => ({
+      state,
+      message: this.#message(ctx, data ? [textPart(text), dataPart(data)] : [textPart(text)], taskId),
+      timestamp: new Date().toISOString(),
+    });
+    const { qrImageBase64: _png, ...sessionFields } = session;
+    const task: Task = {
+      id: taskId,
+      contextId,
+      status: status(TaskState.TASK_STATE_SUBMITTED, 'Session opened'),
+      artifacts: [
+        {
+          artifactId: randomUUID(),
+          name: `${request.intent}-session`,
+          description: 'Open the deep link (or show the QR data) to the human; the task completes by itself.',
+          parts: [dataPart(sessionFields)], // deepLink, qrData, sessionToken, stage, expiresAt, ...
+          metadata: undefined,
+          extensions: [],
+        },
+      ],
+      history: [ctx.userMessage],
+      metadata: { [SESSION_METADATA]: { intent: request.intent, sessionToken: session.sessionToken, stage: session.stage } },
+    };
+    bus.publish(AgentEvent.task(task));
+
+    const controller = new AbortController();
+    this.#running.set(taskId, { controller, contextId });
+    const update = (state: TaskState, text: string, data?: object) =>
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, text, data), metadata: undefined }));
+
+    // auth-required (an interrupted state): a blocking message/send returns the task at this update, while the
+    // human proves their identity; the task then moves on by itself
+    update(TaskState.TASK_STATE_AUTH_REQUIRED, session.humanInstructions.join(' '), sessionFields);
+
+    try {
+      await this.#follow(request.intent as 'register' | 'deregister', session.sessionToken, session.stage, controller.signal, update);
+    } finally {
+      this.#running.delete(taskId);
+      if (!controller.signal.aborted) bus.finished();
+    }
+  }
+
+  /** Reads the session's status every interval and reports each change, until it ends or `signal` aborts. */
+  async #follow(
+    intent: 'register' | 'deregister',
+    token: string,
+    stage: string,
+    signal: AbortSignal,
+    update: (state: TaskState, text: string, data?: object) => unknown,
+  ): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(this.#pollIntervalMs, signal);
+      if (signal.aborted) return;
+      let current: SessionView & { error?: string };
+      try {
+        current = intent === 'register' ? await this.services.registration.status(token) : await this.services.deregistration.status(token);
+      } catch (error) {
+        if (error instanceof ServiceError && error.status === 410) {
+          await update(TaskState.TASK_STATE_FAILED, 'The session expired before the human finished', { error: error.message, stage: 'expired' });
+          return;
+        }
+        if (error instanceof ServiceError) {
+          await update(TaskState.TASK_STATE_FAILED, error.message, { error: error.message, status: error.status });
+          return;
+        }
+        continue; // a transient chain failure: read again at the next interval
+      }
+      token = current.sessionToken;
+      if (current.stage === 'completed') {
+        await update(TaskState.TASK_STATE_COMPLETED, current.humanInstructions.join(' '), current);
+        return;
+      }
+      if (current.stage === 'failed') {
+        await update(TaskState.TASK_STATE_FAILED, current.error ?? current.humanInstructions.join(' '), current);
+        return;
+      }
+      if (current.stage !== stage && !TERMINAL.has(current.stage)) {
+        stage = current.stage;
+        await update(TaskState.TASK_STATE_WORKING, current.humanInstructions.join(' '), current);
+      }
+    }
+  }
+
+  /**
+   * After a restart: follows the open session tasks of the task store again, saving their updates straight
+   * to the store (tasks/get sees them; streams and push notifications of the old process are gone).
+   */
+  async resume(store: TaskStore & { openTasks(): Promise<Task[]> }): Promise<void> {
+    for (const task of await store.openTasks()) {
+      const follow = task.metadata?.[SESSION_METADATA] as { intent?: string; sessionToken?: string; stage?: string } | undefined;
+      if (!follow?.sessionToken || (follow.intent !== 'register' && follow.intent !== 'deregister') || this.#running.has(task.id)) continue;
+      const controller = new AbortController();
+      this.#running.set(task.id, { controller, contextId: task.contextId });
+      const context = new ServerCallContext();
+      const update = async (state: TaskState, text: string, data?: object) => {
+        const current = (await store.load(task.id, context)) ?? task;
+        const message: Message = { ...this.#agentMessage(task.contextId, data ? [textPart(text), dataPart(data)] : [textPart(text)]), taskId: task.id };
+        await store.save({ ...current, status: { state, message, timestamp: new Date().toISOString() } }, context);
+      };
+      void this.#follow(follow.intent, follow.sessionToken, follow.stage ?? 'qr-ready', controller.signal, update)
+        .catch(() => undefined)
+        .finally(() => this.#running.delete(task.id));
+    }
+  }
+}
+
+/** Where a session task keeps what resume() needs: {intent, sessionToken, stage}. */
+export const SESSION_METADATA = 'registrySession';
+
+const optional = <K extends string>(key: K, value: string | undefined): { [P in K]?: string } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

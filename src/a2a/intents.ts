@@ -1,0 +1,151 @@
+// What an A2A caller asks for, read from its message parts: a data part `{intent, network | chainId, agentId, ...}`,
+// JSON written inside a text part, or plain English with keywords ("verify agent 5 on testnet"). Pure: no I/O.
+// Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220.
+import { NETWORKS, type NetworkName } from '../core/networks.js';
+
+export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
+export type Intent = (typeof INTENTS)[number];
+
+/** A message part as the executor hands it over: structured data or text. */
+export type InputPart = { kind: 'data'; data: Record<string, unknown> } | { kind: 'text'; text: string };
+
+export interface IntentRequest {
+  intent: Intent;
+  network: NetworkName;
+  /** The chain id of `network`. */
+  chainId: number;
+  agentId?: bigint;
+  sessionToken?: string;
+  /** Every field the caller sent (data part or JSON text), for intents that take more (register, deregister). */
+  fields: Record<string, unknown>;
+}
+
+export type ParsedIntent =
+  | { ok: true; request: IntentRequest }
+  | { ok: false; intent?: Intent; missing: string[]; message: string };
+
+/** The fields each intent cannot do without. */
+const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken')[]> = {
+  register: [],
+  status: ['sessionToken'],
+  lookup: ['agentId'],
+  verify: ['agentId'],
+  deregister: [],
+  freshness: ['agentId'],
+  help: [],
+};
+
+const isIntent = (value: unknown): value is Intent => typeof value === 'string' && (INTENTS as readonly string[]).includes(value);
+
+/** Mainnet unless the network is testnet or the chain id is the testnet's. */
+export function networkOf(fields: Record<string, unknown>): NetworkName {
+  const { network, chainId } = fields;
+  if (typeof network === 'string' && network.trim().toLowerCase() === 'testnet') return 'testnet';
+  if (chainId !== undefined && String(chainId).trim() === String(NETWORKS.testnet.chainId)) return 'testnet';
+  return 'mainnet';
+}
+
+function agentIdOf(value: unknown): bigint | undefined {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === 'string' && /^\d{1,78}$/.test(value.trim())) return BigInt(value.trim());
+  if (typeof value === 'bigint' && value >= 0n) return value;
+  return undefined;
+}
+
+/** Keywords of plain-text requests, checked in this order (the first match wins). */
+const KEYWORDS: [Intent, RegExp][] = [
+  ['help', /\b(help|what can you do|capabilities|intents)\b/],
+  ['deregister', /\b(deregister|unregister|remove|revoke|burn)\b/],
+  ['register', /\b(register|enrol|enroll|sign ?up)\b/],
+  ['freshness', /\b(fresh|freshness|expire[sd]?|expiry|stale)\b/],
+  ['status', /\b(status|session|progress)\b/],
+  ['verify', /\b(verify|verified|verification|human|backed|check)\b/],
+  ['lookup', /\b(look ?up|info|details|who is|show|find|get)\b/],
+];
+
+/** Fields written in plain English: "agent 5", "#5", "on testnet", "chain 11142220", a session token. */
+function textFields(text: string): { intent?: Intent; fields: Record<string, unknown> } {
+  const lower = text.toLowerCase();
+  const fields: Record<string, unknown> = {};
+  const intent = KEYWORDS.find(([, re]) => re.test(lower))?.[0];
+  const id = /\bagent\s*(?:id\s*)?#?\s*(\d+)\b/.exec(lower) ?? /#(\d+)\b/.exec(lower);
+  if (id) fields['agentId'] = id[1];
+  if (/\b(testnet|sepolia|alfajores)\b/.test(lower)) fields['network'] = 'testnet';
+  const chain = /\bchain\s*(?:id\s*)?(\d+)\b/.exec(lower);
+  if (chain) fields['chainId'] = chain[1];
+  const token = /\b(?:token|sessiontoken)\s*[:=]?\s*([A-Za-z0-9_\-.~]{20,})/i.exec(text);
+  if (token) fields['sessionToken'] = token[1];
+  const address = /\b0x[0-9a-fA-F]{40}\b/.exec(text);
+  if (address) fields['address'] = address[0];
+  return { ...(intent ? { intent } : {}), fields };
+}
+
+/** A JSON object written inside a text part, or undefined. */
+function jsonObjectIn(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  const start = trimmed.indexOf('{');
+  const end = trimmed.lastIndexOf('}');
+  if (start < 0 || end <= start) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(trimmed.slice(start, end + 1));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const EXAMPLES = 'e.g. {"intent": "verify", "agentId": 5, "network": "testnet"} or "verify agent 5 on testnet"; say "help" for the list';
+
+/** The request in the parts: data parts first, then JSON in text, then keywords in text. */
+export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
+  let fields: Record<string, unknown> = {};
+  let intent: Intent | undefined;
+  let unknownIntent: string | undefined;
+  const take = (source: Record<string, unknown>) => {
+    fields = { ...source, ...fields };
+    const named = source['intent'] ?? source['skill'] ?? source['action'];
+    if (intent === undefined && isIntent(typeof named === 'string' ? named.toLowerCase() : named)) intent = (named as string).toLowerCase() as Intent;
+    else if (intent === undefined && named !== undefined && unknownIntent === undefined) unknownIntent = String(named);
+  };
+  for (const part of parts) if (part.kind === 'data') take(part.data);
+  for (const part of parts) {
+    if (part.kind !== 'text') continue;
+    const json = jsonObjectIn(part.text);
+    if (json) take(json);
+  }
+  for (const part of parts) {
+    if (part.kind !== 'text' || jsonObjectIn(part.text)) continue;
+    const found = textFields(part.text);
+    fields = { ...found.fields, ...fields };
+    if (intent === undefined && found.intent) intent = found.intent;
+  }
+
+  if (intent === undefined) {
+    const message =
+      unknownIntent !== undefined
+        ? `Unknown intent ${JSON.stringify(unknownIntent)}: use one of ${INTENTS.join(', ')} (${EXAMPLES})`
+        : `Missing intent: say what you want, one of ${INTENTS.join(', ')} (${EXAMPLES})`;
+    return { ok: false, missing: ['intent'], message };
+  }
+
+  const agentId = agentIdOf(fields['agentId'] ?? fields['agent_id'] ?? fields['id']);
+  const tokenField = fields['sessionToken'] ?? fields['token'];
+  const sessionToken = typeof tokenField === 'string' && tokenField.trim() !== '' ? tokenField.trim() : undefined;
+  const missing = REQUIRED[intent].filter((name) => (name === 'agentId' ? agentId === undefined : sessionToken === undefined));
+  if (missing.length > 0) {
+    const what = missing.map((name) => (name === 'agentId' ? 'agentId (a non-negative integer)' : 'sessionToken')).join(' and ');
+    return { ok: false, intent, missing, message: `The ${intent} intent needs ${what}: ${EXAMPLES}` };
+  }
+  const network = networkOf(fields);
+  return {
+    ok: true,
+    request: {
+      intent,
+      network,
+      chainId: NETWORKS[network].chainId,
+      ...(agentId !== undefined ? { agentId } : {}),
+      ...(sessionToken !== undefined ? { sessionToken } : {}),
+      fields,
+    },
+  };
+}

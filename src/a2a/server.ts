@@ -1,0 +1,83 @@
+// The A2A endpoint: the SDK's JSON-RPC handler at /api/a2a (A2A v1.0 and, through the SDK's compatibility
+// layer, v0.3 for requests without an A2A-Version header), and the service's agent card at the well-known paths
+// and on GET /api/a2a. The SDK handlers parse their own bodies, so this router is mounted before express.json().
+// Task store: the store port (task-store.ts), so tasks/get works after a restart; in memory without a store.
+import { Router, type RequestHandler } from 'express';
+import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import type { RouteDoc } from '../http/openapi/route-doc.js';
+import type { Services } from '../services/index.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
+import { KeyValueTaskStore } from './task-store.js';
+import { A2A_PATH, serviceAgentCard } from './agent-card.js';
+import { RegistryAgentExecutor, type ExecutorOptions } from './executor.js';
+
+export interface A2aOptions extends ExecutorOptions {
+  publicUrl: string;
+  version: string;
+  /** Where tasks are kept; default in memory. */
+  store?: KeyValueStore;
+}
+
+export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+
+export function a2aRoutes(services: Services, options: A2aOptions): { router: Router; executor: RegistryAgentExecutor } {
+  const card = serviceAgentCard({ publicUrl: options.publicUrl, version: options.version });
+  const executor = new RegistryAgentExecutor(services, options);
+  const taskStore = options.store ? new KeyValueTaskStore(options.store) : undefined;
+  // tasks left open by a previous process follow their sessions again
+  if (taskStore) void executor.resume(taskStore).catch(() => undefined);
+  // No push notifications (the card says so): the service would POST to any URL a caller names, internal
+  // addresses included. Callers follow a task by streaming or tasks/get instead.
+  const requestHandler = new DefaultRequestHandler(card, taskStore ?? new InMemoryTaskStore(), executor);
+  const legacyCompat = { enabled: true };
+  const cardHandler = agentCardHandler({ agentCardProvider: requestHandler, legacyCompat });
+  const rpcHandler = jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
+
+  const router = Router();
+  // GET /api/a2a answers the card too; POST is JSON-RPC
+  for (const path of [...AGENT_CARD_PATHS, A2A_PATH]) router.get(path, atRoot(cardHandler));
+  router.post(A2A_PATH, atRoot(rpcHandler));
+  return { router, executor };
+}
+
+/** Runs one of the SDK's routers (which serve their own "/") as the handler of a route at another path. */
+function atRoot(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const url = req.url;
+    const query = url.indexOf('?');
+    req.url = query < 0 ? '/' : `/${url.slice(query)}`;
+    void handler(req, res, (error?: unknown) => {
+      req.url = url;
+      next(error);
+    });
+  };
+}
+
+export const a2aDocs: RouteDoc[] = [
+  ...[...AGENT_CARD_PATHS, A2A_PATH].map(
+    (path): RouteDoc => ({
+      method: 'get',
+      path,
+      summary: "This service's A2A agent card",
+      description:
+        'One skill per intent (register, status, lookup, verify, deregister, freshness, help), with examples. ' +
+        'Without an A2A-Version header (or with 0.3) the card is v0.3-shaped (url, preferredTransport, protocolVersion 0.3); ' +
+        'with A2A-Version: 1.0 it is the v1.0 card (supportedInterfaces).',
+      tags: ['Discovery'],
+      responses: { 200: { description: 'The agent card' }, 304: { description: 'Not modified (ETag)' } },
+    }),
+  ),
+  {
+    method: 'post',
+    path: A2A_PATH,
+    summary: 'A2A JSON-RPC 2.0 endpoint (A2A v1.0 and v0.3)',
+    description:
+      'A2A v1.0 methods (SendMessage, SendStreamingMessage, GetTask, CancelTask, ...) with header A2A-Version: 1.0; ' +
+      'v0.3 methods (message/send, message/stream, tasks/get, tasks/cancel) without the header. Intents: ' +
+      '{"intent": "verify", "agentId": 5, "network": "testnet"} as a data part, JSON in a text part, or plain text. ' +
+      'Protocol errors are JSON-RPC error objects with HTTP 200.',
+    tags: ['A2A'],
+    responses: { 200: { description: 'JSON-RPC response, or an SSE stream for streaming methods' } },
+  },
+];

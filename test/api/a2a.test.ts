@@ -1,0 +1,393 @@
+// The A2A endpoint over real chains, through the SDK's own client against a listening server (A2A v1.0), and
+// raw v0.3 JSON-RPC without a version header: help, lookup, verify, freshness, status, incomplete requests, a
+// register task that completes by itself when the identity app approves, and the card against the v0.3 schema.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import type { Express } from 'express';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { a2aExecutorOf } from '../../src/http/app.js';
+import { registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { testApp, type TestApp } from '../support/app.js';
+import { a2aCardValidator, A2A_SCHEMA } from '../support/queries.js';
+import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { registerAgent } from '../support/session-flows.js';
+import { hasSharedFile, readSharedJson } from '../support/shared.js';
+import { Ajv } from 'ajv';
+
+const TESTNET = 11142220;
+
+const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
+const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+
+const userMessage = (parts: Part[]): Message => ({
+  messageId: crypto.randomUUID(),
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts,
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+});
+
+const dataOf = (parts: Part[] | undefined): Record<string, unknown> => {
+  const part = parts?.find((p) => p.content?.$case === 'data');
+  return (part?.content?.value ?? {}) as Record<string, unknown>;
+};
+
+describe('A2A endpoint', () => {
+  let networks: TestNetworks;
+  let t: TestApp;
+  let app: Express;
+  let server: Server;
+  let base: string;
+  let client: Client;
+  let agent: RegisteredAgent;
+
+  const send = async (parts: Part[]): Promise<Message> => {
+    const result = await client.sendMessage({ tenant: '', message: userMessage(parts), configuration: undefined, metadata: undefined });
+    expect('messageId' in result, 'a message answer').toBe(true);
+    return result as Message;
+  };
+
+  beforeAll(async () => {
+    networks = await deployTestNetworks();
+    agent = await registerLinked(networks.testnet);
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = testApp(networks.chains, { publicUrl: base });
+    app = t.app;
+    server.on('request', app);
+    client = await new ClientFactory().createFromUrl(base);
+  });
+
+  afterAll(async () => {
+    a2aExecutorOf(app)?.stop();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('help lists the intents with examples', async () => {
+    const answer = await send([textPart('help')]);
+    expect(answer.role).toBe(Role.ROLE_AGENT);
+    const intents = dataOf(answer.parts)['intents'] as { intent: string; examples: string[] }[];
+    expect(intents.map((i) => i.intent).sort()).toEqual(['deregister', 'freshness', 'help', 'lookup', 'register', 'status', 'verify']);
+    for (const intent of intents) expect(intent.examples.length).toBeGreaterThan(0);
+  });
+
+  it('lookup answers the same fields as GET /api/agent/info', async () => {
+    const rest = await request(app).get(`/api/agent/info/${TESTNET}/${agent.agentId}`);
+    expect(rest.status).toBe(200);
+    const answer = await send([dataPart({ intent: 'lookup', agentId: Number(agent.agentId), network: 'testnet' })]);
+    expect(dataOf(answer.parts)).toEqual(rest.body);
+    // plain English, same answer
+    const text = await send([textPart(`look up agent ${agent.agentId} on testnet`)]);
+    expect(dataOf(text.parts)).toEqual(rest.body);
+  });
+
+  it('verify answers the same fields as GET /api/agent/verify', async () => {
+    const rest = await request(app).get(`/api/agent/verify/${TESTNET}/${agent.agentId}`);
+    const answer = await send([textPart(`verify agent ${agent.agentId} on testnet`)]);
+    expect(dataOf(answer.parts)).toEqual(rest.body);
+    expect(rest.body).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
+  });
+
+  it('freshness answers isProofFresh and proofExpiresAt', async () => {
+    const answer = await send([textPart(`{"intent": "freshness", "agentId": ${agent.agentId}, "chainId": ${TESTNET}}`)]);
+    const data = dataOf(answer.parts);
+    expect(data).toMatchObject({ agentId: Number(agent.agentId), chainId: TESTNET, hasProof: true, isProofFresh: true });
+    expect(data['proofExpiresAt']).toBeGreaterThan(Date.now() / 1000);
+  });
+
+  it('an unknown agent gets the REST error as data, not a protocol error', async () => {
+    const answer = await send([dataPart({ intent: 'lookup', agentId: 987654, chainId: TESTNET })]);
+    expect(dataOf(answer.parts)).toMatchObject({ status: 404, intent: 'lookup' });
+  });
+
+  it('an incomplete request says what is missing', async () => {
+    const noId = dataOf((await send([dataPart({ intent: 'verify', network: 'testnet' })])).parts);
+    expect(noId).toMatchObject({ missing: ['agentId'] });
+    expect(String(noId['error'])).toMatch(/agentId/);
+    expect(dataOf((await send([textPart('good morning')])).parts)).toMatchObject({ missing: ['intent'] });
+    expect(dataOf((await send([dataPart({ intent: 'status' })])).parts)).toMatchObject({ missing: ['sessionToken'] });
+  });
+
+  it('a raw v0.3 message/send (no A2A-Version header) with a data part', async () => {
+    const res = await request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'm-1',
+            role: 'user',
+            parts: [{ kind: 'data', data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }],
+          },
+        },
+      });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'message', role: 'agent' } });
+    const data = (res.body.result.parts as { kind: string; data?: object }[]).find((p) => p.kind === 'data')?.data;
+    expect(data).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
+  });
+
+  it('a protocol error is a JSON-RPC error object with HTTP 200', async () => {
+    const res = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 'no-such-task' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32001 } });
+  });
+
+  it('serves the card at both well-known paths and on GET /api/a2a, v1.0 with the header', async () => {
+    for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
+      const res = await request(app).get(path).set('A2A-Version', '1.0');
+      expect(res.status, path).toBe(200);
+      expect(res.body.supportedInterfaces).toEqual([
+        { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ].map((i) => expect.objectContaining(i)));
+      expect(res.body.skills).toHaveLength(7);
+    }
+  });
+
+  it.skipIf(!hasSharedFile(A2A_SCHEMA))('the card without a version header validates against the A2A v0.3.0 AgentCard', async () => {
+    const validate = a2aCardValidator();
+    for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
+      const res = await request(app).get(path);
+      expect(res.status).toBe(200);
+      expect(validate(res.body) ? [] : validate.errors, path).toEqual([]);
+      expect(res.body).toMatchObject({ url: `${base}/api/a2a`, protocolVersion: '0.3', capabilities: { streaming: true } });
+    }
+  });
+
+  it('register: a task with the deep link that completes by itself when the identity app approves', async () => {
+    const events: { state?: TaskState; data: Record<string, unknown> }[] = [];
+    let task: Task | undefined;
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage([dataPart({ intent: 'register', mode: 'wallet-free', network: 'testnet' })]),
+      configuration: undefined,
+      metadata: undefined,
+    });
+    let approved: Promise<unknown> | undefined;
+    let minedAt = 0;
+    let completedAt = 0;
+    for await (const event of stream) {
+      const payload = event.payload;
+      if (payload?.$case === 'task') {
+        task = payload.value;
+        const artifact = dataOf(task.artifacts[0]?.parts);
+        expect(artifact).toMatchObject({ stage: 'qr-ready' });
+        expect(String(artifact['deepLink'])).toMatch(/^selfapp:/);
+        expect(typeof artifact['qrData']).toBe('string');
+        expect(typeof artifact['sessionToken']).toBe('string');
+        // no callback: the task must see the registration on chain by itself
+        approved = approveDeepLink(app, networks, String(artifact['deepLink']), { callback: false }).then(() => (minedAt = Date.now()));
+      } else if (payload?.$case === 'statusUpdate') {
+        events.push({ state: payload.value.status?.state, data: dataOf(payload.value.status?.message?.parts) });
+        if (payload.value.status?.state === TaskState.TASK_STATE_COMPLETED) completedAt = Date.now();
+      }
+    }
+    await approved;
+    expect(task).toBeDefined();
+    const last = events.at(-1);
+    expect(last?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(last?.data).toMatchObject({ stage: 'completed', network: 'testnet' });
+    expect(last?.data['agentId']).toBeGreaterThan(0);
+    // the registering block was mined before minedAt: the completed update came at most this long after it
+    const delayMs = completedAt - minedAt;
+    console.info(`A2A register task: completed update ${delayMs} ms after the registering transaction was mined`);
+    expect(delayMs).toBeLessThanOrEqual(1000);
+    const stored = await client.getTask({ tenant: '', id: task!.id, historyLength: undefined });
+    expect(stored.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    // status of the session token, as GET /api/agent/register/status answers it
+    const token = String(dataOf(task!.artifacts[0]?.parts)['sessionToken']);
+    const status = dataOf((await send([dataPart({ intent: 'status', sessionToken: token })])).parts);
+    expect(status).toMatchObject({ stage: 'completed', agentId: last?.data['agentId'], network: 'testnet' });
+
+    // tasks/get after a restart: a new app over the same store (v0.3, no version header)
+    const restarted = testApp(networks.chains, { publicUrl: base, store: t.store, sessionSecret: t.sessionSecret }).app;
+    const res = await request(restarted).post('/api/a2a').send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { id: task!.id } });
+    expect(res.body).toMatchObject({ id: 3, result: { kind: 'task', id: task!.id, status: { state: 'completed' } } });
+    a2aExecutorOf(restarted)?.stop();
+  });
+
+  it('deregister: a task that completes by itself when the human proves again', async () => {
+    const registered = await registerAgent(app, networks, 'linked');
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage([dataPart({ intent: 'deregister', agentAddress: registered.agentAddress, network: 'testnet' })]),
+      configuration: undefined,
+      metadata: undefined,
+    });
+    let approved: Promise<unknown> | undefined;
+    let final: { state?: TaskState; data: Record<string, unknown> } | undefined;
+    for await (const event of stream) {
+      const payload = event.payload;
+      if (payload?.$case === 'task') {
+        const artifact = dataOf(payload.value.artifacts[0]?.parts);
+        expect(artifact).toMatchObject({ stage: 'qr-ready', agentId: registered.agentId });
+        approved = approveDeepLink(app, networks, String(artifact['deepLink']), { document: registered.document });
+      } else if (payload?.$case === 'statusUpdate') {
+        final = { state: payload.value.status?.state, data: dataOf(payload.value.status?.message?.parts) };
+      }
+    }
+    await approved;
+    expect(final?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(final?.data).toMatchObject({ stage: 'completed', agentId: registered.agentId });
+    expect((await request(app).get(`/api/agent/info/${TESTNET}/${registered.agentId}`)).status).toBe(404);
+  });
+
+  it('v0.3 message/stream answers server-sent events', async () => {
+    const res = await request(app)
+      .post('/api/a2a')
+      .set('Accept', 'text/event-stream')
+      .send({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'message/stream',
+        params: { message: { kind: 'message', messageId: 'm-4', role: 'user', parts: [{ kind: 'text', text: 'help' }] } },
+      });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/event-stream/);
+    const events = res.text
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)) as { id: number; result: { kind: string } });
+    expect(events[0]).toMatchObject({ id: 4, result: { kind: 'message' } });
+  });
+
+  it.skipIf(!hasSharedFile(A2A_SCHEMA))('v0.3 answers validate against the A2A v0.3.0 Message and Task definitions', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    ajv.addSchema(readSharedJson<object>(A2A_SCHEMA), 'a2a');
+    const message = ajv.getSchema('a2a#/definitions/Message')!;
+    const res = await request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm-5', role: 'user', parts: [{ kind: 'text', text: `lookup agent ${agent.agentId} on testnet` }] } },
+      });
+    expect(message(res.body.result) ? [] : message.errors).toEqual([]);
+  });
+
+  it('register through a blocking v0.3 message/send: the auth-required task at once, completed later on tasks/get', async () => {
+    const res = await request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm-6', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', chainId: TESTNET } }] } },
+      });
+    expect(res.body).toMatchObject({ id: 6, result: { kind: 'task', status: { state: 'auth-required' } } });
+    const task = res.body.result as { id: string; artifacts: { parts: { kind: string; data: Record<string, unknown> }[] }[] };
+    if (hasSharedFile(A2A_SCHEMA)) {
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      ajv.addSchema(readSharedJson<object>(A2A_SCHEMA), 'a2a');
+      const validate = ajv.getSchema('a2a#/definitions/Task')!;
+      expect(validate(res.body.result) ? [] : validate.errors).toEqual([]);
+    }
+    const artifact = task.artifacts[0]!.parts.find((p) => p.kind === 'data')!.data;
+    await approveDeepLink(app, networks, String(artifact['deepLink']));
+    let state = '';
+    for (let i = 0; i < 50 && state !== 'completed'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const got = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { id: task.id } });
+      state = got.body.result?.status?.state;
+    }
+    expect(state).toBe('completed');
+  });
+
+  it('refuses push notification configs: the card advertises none, callers stream or use tasks/get', async () => {
+    const res = await request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'tasks/pushNotificationConfig/set',
+        params: { taskId: 'any', pushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } },
+      });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 8, error: { code: expect.any(Number) } });
+    const card = await request(app).get('/.well-known/agent-card.json');
+    expect(card.body.capabilities.pushNotifications).toBe(false);
+  });
+
+  it('v0.3 tasks/cancel cancels an open register task', async () => {
+    const send = await request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm-9', role: 'user', parts: [{ kind: 'text', text: '{"intent": "register", "mode": "wallet-free", "network": "testnet"}' }] } },
+      });
+    const taskId = send.body.result.id as string;
+    const cancel = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 10, method: 'tasks/cancel', params: { id: taskId } });
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ id: 10, result: { kind: 'task', id: taskId, status: { state: 'canceled' } } });
+    const got = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 11, method: 'tasks/get', params: { id: taskId } });
+    expect(got.body.result.status.state).toBe('canceled');
+  });
+
+  it('every query intent in v0.3 (no header) answers as in v1.0 (SDK client), and v1.0 SendMessage works raw with the header', async () => {
+    const requests: object[] = [
+      { intent: 'help' },
+      { intent: 'lookup', agentId: Number(agent.agentId), chainId: TESTNET },
+      { intent: 'verify', agentId: Number(agent.agentId), network: 'testnet' },
+      { intent: 'freshness', agentId: Number(agent.agentId), network: 'testnet' },
+    ];
+    for (const [i, data] of requests.entries()) {
+      const legacy = await request(app)
+        .post('/api/a2a')
+        .send({ jsonrpc: '2.0', id: i, method: 'message/send', params: { message: { kind: 'message', messageId: `q-${i}`, role: 'user', parts: [{ kind: 'data', data }] } } });
+      const legacyData = (legacy.body.result.parts as { kind: string; data?: object }[]).find((p) => p.kind === 'data')?.data;
+      const current = dataOf((await send([dataPart(data)])).parts);
+      expect(legacyData, JSON.stringify(data)).toEqual(current);
+    }
+    const raw = await request(app)
+      .post('/api/a2a')
+      .set('A2A-Version', '1.0')
+      .send({ jsonrpc: '2.0', id: 'v1', method: 'SendMessage', params: { message: { messageId: 'v1-1', role: 'ROLE_USER', parts: [{ data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }] } } });
+    expect(raw.status).toBe(200);
+    expect(raw.body.result.message.role).toBe('ROLE_AGENT');
+    expect(raw.body.result.message.parts.find((p: { data?: object }) => p.data).data).toMatchObject({ isVerified: true, chainId: TESTNET });
+  });
+
+  it('an open register task completes after a restart of the service (task store on the store port)', async () => {
+    const before = testApp(networks.chains, { publicUrl: base });
+    const send = await request(before.app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 12,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm-12', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
+      });
+    const taskId = send.body.result.id as string;
+    const deepLink = (send.body.result.artifacts[0].parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data['deepLink'];
+    a2aExecutorOf(before.app)!.stop(); // the old process is gone
+    const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret }).app;
+    try {
+      await approveDeepLink(after, networks, String(deepLink));
+      let state = '';
+      for (let i = 0; i < 50 && state !== 'completed'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const got = await request(after).post('/api/a2a').send({ jsonrpc: '2.0', id: 13, method: 'tasks/get', params: { id: taskId } });
+        state = got.body.result?.status?.state;
+      }
+      expect(state).toBe('completed');
+    } finally {
+      a2aExecutorOf(after)?.stop();
+    }
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { parseIntent, type InputPart } from '../../src/a2a/intents.js';
+
+const text = (t: string): InputPart => ({ kind: 'text', text: t });
+const data = (d: Record<string, unknown>): InputPart => ({ kind: 'data', data: d });
+
+const ok = (parts: InputPart[]) => {
+  const parsed = parseIntent(parts);
+  if (!parsed.ok) throw new Error(`expected a request, got: ${parsed.message}`);
+  return parsed.request;
+};
+
+describe('parseIntent', () => {
+  it('reads a data part, mainnet by default', () => {
+    const r = ok([data({ intent: 'verify', agentId: 5 })]);
+    expect(r).toMatchObject({ intent: 'verify', agentId: 5n, network: 'mainnet', chainId: 42220 });
+  });
+
+  it('uses testnet for network "testnet" or chainId 11142220 (number or text), mainnet for anything else', () => {
+    expect(ok([data({ intent: 'lookup', agentId: '3', network: 'testnet' })]).chainId).toBe(11142220);
+    expect(ok([data({ intent: 'lookup', agentId: 3, chainId: 11142220 })]).network).toBe('testnet');
+    expect(ok([data({ intent: 'lookup', agentId: 3, chainId: '11142220' })]).network).toBe('testnet');
+    expect(ok([data({ intent: 'lookup', agentId: 3, chainId: 42220 })]).network).toBe('mainnet');
+    expect(ok([data({ intent: 'lookup', agentId: 3, network: 'mainnet' })]).network).toBe('mainnet');
+  });
+
+  it('reads JSON written inside a text part', () => {
+    const r = ok([text('please: {"intent": "freshness", "agentId": 7, "chainId": 11142220}')]);
+    expect(r).toMatchObject({ intent: 'freshness', agentId: 7n, network: 'testnet' });
+  });
+
+  it('reads plain English with keywords', () => {
+    expect(ok([text('verify agent 5 on testnet')])).toMatchObject({ intent: 'verify', agentId: 5n, network: 'testnet' });
+    expect(ok([text('look up agent 3')])).toMatchObject({ intent: 'lookup', agentId: 3n, network: 'mainnet' });
+    expect(ok([text('Is agent 42 backed by a human?')])).toMatchObject({ intent: 'verify', agentId: 42n });
+    expect(ok([text('Is the proof of agent 7 still fresh?')])).toMatchObject({ intent: 'freshness', agentId: 7n });
+    expect(ok([text('help')]).intent).toBe('help');
+    expect(ok([text('Register a new agent on testnet')])).toMatchObject({ intent: 'register', network: 'testnet' });
+    expect(ok([text('deregister agent 4')])).toMatchObject({ intent: 'deregister', agentId: 4n });
+  });
+
+  it('takes the session token of a status request', () => {
+    expect(ok([data({ intent: 'status', sessionToken: 'abc' })])).toMatchObject({ intent: 'status', sessionToken: 'abc' });
+  });
+
+  it('data parts win over text', () => {
+    expect(ok([text('look up agent 3'), data({ intent: 'verify', agentId: 9 })])).toMatchObject({ intent: 'verify', agentId: 9n });
+  });
+
+  it('says what is missing', () => {
+    const noId = parseIntent([data({ intent: 'verify' })]);
+    expect(noId).toMatchObject({ ok: false, intent: 'verify', missing: ['agentId'] });
+    expect(noId.ok ? '' : noId.message).toMatch(/agentId/);
+    expect(parseIntent([text('verify the agent')])).toMatchObject({ ok: false, missing: ['agentId'] });
+    expect(parseIntent([data({ intent: 'status' })])).toMatchObject({ ok: false, missing: ['sessionToken'] });
+    expect(parseIntent([data({ intent: 'lookup', agentId: -1 })])).toMatchObject({ ok: false, missing: ['agentId'] });
+    expect(parseIntent([text('good morning')])).toMatchObject({ ok: false, missing: ['intent'] });
+    expect(parseIntent([])).toMatchObject({ ok: false, missing: ['intent'] });
+    const unknown = parseIntent([data({ intent: 'dance' })]);
+    expect(unknown.ok ? '' : unknown.message).toMatch(/Unknown intent "dance"/);
+  });
+});
