@@ -5,6 +5,7 @@
 // the session's status every `pollIntervalMs`.
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import type { KeyValueStore } from '../store/key-value-store.js';
 import { AgentEvent, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server';
 import { ServiceError } from '../core/errors.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
@@ -16,6 +17,11 @@ import { INTENTS, parseIntent, type InputPart, type IntentRequest } from './inte
 export interface ExecutorOptions {
   /** How often an open register / deregister task reads its session's status; default 200 ms. */
   pollIntervalMs?: number;
+  /**
+   * The per-client limit of session creations, counted under the same key as the REST routes'
+   * (`ratelimit:session-creation:<client>`), so one budget covers both ways in.
+   */
+  sessionLimit?: { store: KeyValueStore; limit: number; windowMs: number };
 }
 
 const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });
@@ -56,6 +62,7 @@ const TERMINAL = new Set(['completed', 'failed']);
 
 export class RegistryAgentExecutor implements AgentExecutor {
   readonly #pollIntervalMs: number;
+  readonly #sessionLimit: ExecutorOptions['sessionLimit'];
   /** Open session tasks: task id -> what stops its polling, and the task's context. */
   readonly #running = new Map<string, { controller: AbortController; contextId: string }>();
 
@@ -64,6 +71,7 @@ export class RegistryAgentExecutor implements AgentExecutor {
     options: ExecutorOptions = {},
   ) {
     this.#pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.#sessionLimit = options.sessionLimit;
   }
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
@@ -168,6 +176,20 @@ export class RegistryAgentExecutor implements AgentExecutor {
     };
   }
 
+  /** The client is the user name the server's user builder gives each request: its address. */
+  async #countSessionCreation(ctx: RequestContext): Promise<void> {
+    const limit = this.#sessionLimit;
+    if (!limit) return;
+    const client = ctx.context.user?.userName || 'unknown';
+    const { count } = await limit.store.increment(`ratelimit:session-creation:${client}`, limit.windowMs);
+    if (count > limit.limit) {
+      throw new ServiceError(
+        429,
+        `Too many session creations: at most ${limit.limit} per ${Math.round(limit.windowMs / 1000)} s from one address; try again later`,
+      );
+    }
+  }
+
   /** register / deregister: a Task with the session's artifact, following the session until it ends. */
   async #sessionTask(ctx: RequestContext, bus: ExecutionEventBus, request: IntentRequest): Promise<void> {
     const { fields } = request;
@@ -176,6 +198,7 @@ export class RegistryAgentExecutor implements AgentExecutor {
       const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
       return this.#reply(ctx, bus, message, { error: message, missing: ['mode'], intent: 'register' });
     }
+    await this.#countSessionCreation(ctx);
     const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? (fields['disclosures'] as object) : undefined;
     const session =
       request.intent === 'register'

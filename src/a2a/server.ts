@@ -2,9 +2,11 @@
 // layer, v0.3 for requests without an A2A-Version header), and the service's agent card at the well-known paths
 // and on GET /api/a2a. The SDK handlers parse their own bodies, so this router is mounted before express.json().
 // Task store: the store port (task-store.ts), so tasks/get works after a restart; in memory without a store.
-import { Router, type RequestHandler } from 'express';
-import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { Router, type Request, type RequestHandler } from 'express';
+import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
+import { DefaultRequestHandler, InMemoryTaskStore, type User } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { RouteDoc } from '../http/openapi/route-doc.js';
 import type { Services } from '../services/index.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
@@ -19,11 +21,25 @@ export interface A2aOptions extends ExecutorOptions {
   store?: KeyValueStore;
 }
 
+/** An unauthenticated caller, named by its address. */
+class ClientAddress implements User {
+  constructor(readonly userName: string) {}
+
+  get isAuthenticated(): boolean {
+    return false;
+  }
+}
+
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 
 export function a2aRoutes(services: Services, options: A2aOptions): { router: Router; executor: RegistryAgentExecutor } {
   const card = serviceAgentCard({ publicUrl: options.publicUrl, version: options.version });
-  const executor = new RegistryAgentExecutor(services, options);
+  const executor = new RegistryAgentExecutor(services, {
+    ...options,
+    ...(options.store && !options.sessionLimit
+      ? { sessionLimit: { store: options.store, limit: SESSION_CREATION_LIMIT, windowMs: 60_000 } }
+      : {}),
+  });
   const taskStore = options.store ? new KeyValueTaskStore(options.store) : undefined;
   // tasks left open by a previous process follow their sessions again
   if (taskStore) void executor.resume(taskStore).catch(() => undefined);
@@ -32,7 +48,9 @@ export function a2aRoutes(services: Services, options: A2aOptions): { router: Ro
   const requestHandler = new DefaultRequestHandler(card, taskStore ?? new InMemoryTaskStore(), executor);
   const legacyCompat = { enabled: true };
   const cardHandler = agentCardHandler({ agentCardProvider: requestHandler, legacyCompat });
-  const rpcHandler = jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat });
+  // No authentication exists (interface); the "user" is the client's address, which the session limit counts.
+  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(ipKeyGenerator(req.ip ?? 'unknown'));
+  const rpcHandler = jsonRpcHandler({ requestHandler, userBuilder, legacyCompat });
 
   const router = Router();
   // GET /api/a2a answers the card too; POST is JSON-RPC

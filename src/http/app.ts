@@ -10,6 +10,7 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perIpLimit } from './middleware/rate-limit.js';
+import { SESSION_CREATION_LIMIT } from './session-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
 import { openApiDocument } from './openapi/document.js';
@@ -45,8 +46,7 @@ const API_TAGS = [
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
 
-/** Session creations per client address and minute (register and its challenges, deregister, refresh, identify). */
-export const SESSION_CREATION_LIMIT = 10;
+export { SESSION_CREATION_LIMIT } from './session-limit.js';
 
 const A2A_EXECUTOR = 'a2aExecutor';
 

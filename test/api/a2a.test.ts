@@ -8,6 +8,7 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_CREATION_LIMIT } from '../../src/http/session-limit.js';
 import { a2aExecutorOf } from '../../src/http/app.js';
 import { registerLinked, type RegisteredAgent } from '../support/agents.js';
 import { testApp, type TestApp } from '../support/app.js';
@@ -389,5 +390,33 @@ describe('A2A endpoint', () => {
     } finally {
       a2aExecutorOf(after)?.stop();
     }
+  });
+});
+
+describe('A2A session creations count against the per-address limit', () => {
+  let networks: TestNetworks;
+  let app: Express;
+  beforeAll(async () => {
+    networks = await deployTestNetworks();
+    app = testApp(networks.chains).app;
+  });
+  afterAll(() => a2aExecutorOf(app)?.stop());
+
+  it('answers the 11th register from one address within a minute with a 429 error part', async () => {
+    const send = (id: number) =>
+      request(app)
+        .post('/api/a2a')
+        .set('x-forwarded-for', '203.0.113.7')
+        .send({
+          jsonrpc: '2.0',
+          id,
+          method: 'message/send',
+          params: { message: { kind: 'message', messageId: `limit-${id}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
+        });
+    for (let i = 1; i <= SESSION_CREATION_LIMIT; i++) expect((await send(i)).body.result.kind).toBe('task');
+    const refused = await send(99);
+    expect(refused.status).toBe(200);
+    const data = (refused.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
+    expect(data).toMatchObject({ status: 429, intent: 'register', error: expect.stringContaining('Too many session creations') });
   });
 });
