@@ -3,21 +3,18 @@ import type { z } from 'zod';
 import type { RegistrationService } from '../../services/registration.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
 import {
-  callbackAckSchema,
-  callbackReportSchema,
   challengeRequestSchema,
   challengeSchema,
   ed25519ChallengeRequestSchema,
   exportedKeySchema,
   exportRequestSchema,
-  qrQuerySchema,
   registerRequestSchema,
-  registrationQrSchema,
   registrationSessionSchema,
   registrationStatusSchema,
 } from '../schemas/registration.js';
 import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
+import { chainFailure, followUpDocs, followUpRoutes, tokenErrors } from './session-follow-up.js';
 
 /** The answer as its documented schema types it: the compiler checks that the service returns what the docs say. */
 const documented = <S extends z.ZodType>(_schema: S, value: z.output<S>): z.output<S> => value;
@@ -25,13 +22,6 @@ const documented = <S extends z.ZodType>(_schema: S, value: z.output<S>): z.outp
 const TAGS = ['Registration'];
 const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
 const tooMany: ResponseDoc = { description: 'Too many session creations from this address (10 per minute)' };
-const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
-/** The answers every call with a session token can give. */
-const tokenErrors: Record<number, ResponseDoc> = {
-  400: { description: 'No session token, or a token of another kind of session' },
-  401: { description: 'The session token is invalid or altered' },
-  410: { description: 'The session expired (30 minutes)' },
-};
 
 export const registrationDocs: RouteDoc[] = [
   {
@@ -76,29 +66,7 @@ export const registrationDocs: RouteDoc[] = [
     sessionToken: 'query-or-bearer',
     responses: { 200: { description: 'The session', schema: registrationStatusSchema }, ...tokenErrors, 500: chainFailure },
   },
-  {
-    method: 'get',
-    path: '/api/agent/register/qr',
-    summary: 'QR code and deep link of the session, while it waits for the human',
-    tags: TAGS,
-    query: qrQuerySchema,
-    sessionToken: 'query-or-bearer',
-    responses: {
-      200: { description: 'JSON, or the PNG image with format=png', schema: registrationQrSchema, contentType: 'image/png' },
-      ...tokenErrors,
-      409: { description: 'The session no longer waits for the human' },
-    },
-  },
-  {
-    method: 'post',
-    path: '/api/agent/register/callback',
-    summary: "The identity app's report of the proof it submitted",
-    description: 'Called by the identity app with the callback token of the deep link. Idempotent.',
-    tags: TAGS,
-    body: callbackReportSchema,
-    sessionToken: 'query-or-bearer',
-    responses: { 200: { description: 'Received', schema: callbackAckSchema }, ...tokenErrors, 500: chainFailure },
-  },
+  ...followUpDocs('/api/agent/register', TAGS),
   ...(['get', 'post'] as const).map(
     (method): RouteDoc => ({
       method,
@@ -120,10 +88,7 @@ export const registrationDocs: RouteDoc[] = [
 /** POST /api/agent/register and the session's status, QR, callback and export. */
 export function registrationRoutes(registration: RegistrationService, sessionLimit: RequestHandler): Router {
   const router = Router();
-  router.use('/api/agent/register', (_req, res, next) => {
-    res.set('Cache-Control', 'no-store'); // every answer carries a session token
-    next();
-  });
+  followUpRoutes(router, '/api/agent/register', registration);
 
   router.post('/api/agent/register', sessionLimit, async (req, res) => {
     res.json(documented(registrationSessionSchema, await registration.start(parseWith(registerRequestSchema, req.body))));
@@ -141,20 +106,6 @@ export function registrationRoutes(registration: RegistrationService, sessionLim
     res.json(documented(registrationStatusSchema, await registration.status(sessionTokenOf(req))));
   });
 
-  router.get('/api/agent/register/qr', async (req, res) => {
-    const { format } = parseWith(qrQuerySchema, req.query, 'query');
-    const qr = await registration.qr(sessionTokenOf(req));
-    if (format === 'png') {
-      res.type('png').send(Buffer.from(qr.qrImageBase64, 'base64'));
-      return;
-    }
-    res.json(documented(registrationQrSchema, qr));
-  });
-
-  router.post('/api/agent/register/callback', async (req, res) => {
-    const ack = await registration.callback(sessionTokenOf(req), parseWith(callbackReportSchema, req.body, 'callback body'));
-    res.json(documented(callbackAckSchema, ack));
-  });
 
   const exportKey: RequestHandler = async (req, res) => {
     res.json(documented(exportedKeySchema, await registration.exportKey(sessionTokenOf(req, { body: true }))));

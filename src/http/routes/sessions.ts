@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { CallbackReport, SessionQr } from '../../services/session-flow.js';
 import type { Services } from '../../services/index.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
-import { callbackAckSchema, callbackReportSchema, qrQuerySchema, registrationQrSchema } from '../schemas/registration.js';
+import { callbackAckSchema } from '../schemas/registration.js';
 import {
   deregistrationSessionSchema,
   deregistrationStatusSchema,
@@ -18,17 +18,12 @@ import {
   refreshStatusSchema,
 } from '../schemas/sessions.js';
 import { sessionTokenOf } from '../session-token.js';
+import { chainFailure, followUpDocs, followUpRoutes, tokenErrors } from './session-follow-up.js';
 import { parseWith } from '../validation.js';
 
 const TAGS = ['Other sessions'];
 const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
 const tooMany: ResponseDoc = { description: 'Too many session creations from this address (10 per minute)' };
-const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
-const tokenErrors: Record<number, ResponseDoc> = {
-  400: { description: 'No session token, or a token of another kind of session' },
-  401: { description: 'The session token is invalid or altered' },
-  410: { description: 'The session expired (30 minutes)' },
-};
 
 /** What a flow's routes need from its service. */
 interface FlowService<Start, Session, Status> {
@@ -70,29 +65,7 @@ function flowDocs<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodTy
       sessionToken: 'query-or-bearer',
       responses: { 200: { description: 'The session', schema: spec.statusSchema }, ...tokenErrors, 500: chainFailure },
     },
-    {
-      method: 'get',
-      path: `${base}/qr`,
-      summary: 'QR code and deep link of the session, while it waits for the human',
-      tags: TAGS,
-      query: qrQuerySchema,
-      sessionToken: 'query-or-bearer',
-      responses: {
-        200: { description: 'JSON, or the PNG image with format=png', schema: registrationQrSchema, contentType: 'image/png' },
-        ...tokenErrors,
-        409: { description: 'The session no longer waits for the human' },
-      },
-    },
-    {
-      method: 'post',
-      path: `${base}/callback`,
-      summary: "The identity app's report of the proof it submitted",
-      description: 'Called by the identity app with the callback token of the deep link. Idempotent.',
-      tags: TAGS,
-      body: callbackReportSchema,
-      sessionToken: 'query-or-bearer',
-      responses: { 200: { description: 'Received', schema: callbackAckSchema }, ...tokenErrors, 500: chainFailure },
-    },
+    ...followUpDocs(base, TAGS),
   ];
 }
 
@@ -103,28 +76,12 @@ function flowRoutes<RS extends z.ZodType, SS extends z.ZodType, TS extends z.Zod
   sessionLimit: RequestHandler,
 ): void {
   const base = `/api/agent/${spec.kind}`;
-  router.use(base, (_req, res, next) => {
-    res.set('Cache-Control', 'no-store'); // every answer carries a session token
-    next();
-  });
+  followUpRoutes(router, base, service);
   router.post(base, sessionLimit, async (req, res) => {
     res.json(await service.start(parseWith(spec.requestSchema, req.body)));
   });
   router.get(`${base}/status`, async (req, res) => {
     res.json(await service.status(sessionTokenOf(req)));
-  });
-  router.get(`${base}/qr`, async (req, res) => {
-    const { format } = parseWith(qrQuerySchema, req.query, 'query');
-    const qr = await service.qr(sessionTokenOf(req));
-    if (format === 'png') {
-      res.type('png').send(Buffer.from(qr.qrImageBase64, 'base64'));
-      return;
-    }
-    res.json(qr satisfies z.output<typeof registrationQrSchema>);
-  });
-  router.post(`${base}/callback`, async (req, res) => {
-    const ack = await service.callback(sessionTokenOf(req), parseWith(callbackReportSchema, req.body, 'callback body'));
-    res.json(ack satisfies z.output<typeof callbackAckSchema>);
   });
 }
 

@@ -1,0 +1,68 @@
+// What every kind of session offers after it is opened, the same way under /api/agent/<kind>: no caching
+// (every answer carries a token), the QR again while the session waits, and the identity app's callback.
+import type { RequestHandler, Router } from 'express';
+import type { z } from 'zod';
+import type { ChainSyncedSessions } from '../../services/session-flow.js';
+import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
+import { callbackAckSchema, callbackReportSchema, qrQuerySchema, registrationQrSchema } from '../schemas/registration.js';
+import { sessionTokenOf } from '../session-token.js';
+import { parseWith } from '../validation.js';
+
+export const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
+export const tokenErrors: Record<number, ResponseDoc> = {
+  400: { description: 'No session token, or a token of another kind of session' },
+  401: { description: 'The session token is invalid or altered' },
+  410: { description: 'The session expired (30 minutes)' },
+};
+
+const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store');
+  next();
+};
+
+/** Docs of `${base}/qr` and `${base}/callback`. */
+export function followUpDocs(base: string, tags: string[]): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: `${base}/qr`,
+      summary: 'QR code and deep link of the session, while it waits for the human',
+      tags,
+      query: qrQuerySchema,
+      sessionToken: 'query-or-bearer',
+      responses: {
+        200: { description: 'JSON, or the PNG image with format=png', schema: registrationQrSchema, contentType: 'image/png' },
+        ...tokenErrors,
+        409: { description: 'The session no longer waits for the human' },
+      },
+    },
+    {
+      method: 'post',
+      path: `${base}/callback`,
+      summary: "The identity app's report of the proof it submitted",
+      description: 'Called by the identity app with the callback token of the deep link. Idempotent.',
+      tags,
+      body: callbackReportSchema,
+      sessionToken: 'query-or-bearer',
+      responses: { 200: { description: 'Received', schema: callbackAckSchema }, ...tokenErrors, 500: chainFailure },
+    },
+  ];
+}
+
+/** Mounts no-store for everything under `base`, then `${base}/qr` and `${base}/callback`. */
+export function followUpRoutes(router: Router, base: string, service: Pick<ChainSyncedSessions, 'qr' | 'callback'>): void {
+  router.use(base, noStore);
+  router.get(`${base}/qr`, async (req, res) => {
+    const { format } = parseWith(qrQuerySchema, req.query, 'query');
+    const qr = await service.qr(sessionTokenOf(req));
+    if (format === 'png') {
+      res.type('png').send(Buffer.from(qr.qrImageBase64, 'base64'));
+      return;
+    }
+    res.json(qr satisfies z.output<typeof registrationQrSchema>);
+  });
+  router.post(`${base}/callback`, async (req, res) => {
+    const ack = await service.callback(sessionTokenOf(req), parseWith(callbackReportSchema, req.body, 'callback body'));
+    res.json(ack satisfies z.output<typeof callbackAckSchema>);
+  });
+}
