@@ -171,10 +171,11 @@ try {
     const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
     const store = new MemoryStore();
     const publicUrl = 'http://127.0.0.1';
-    const services = createServices({ chains, store, sessionSecret: randomBytes(32), publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
+    const secret = randomBytes(32);
+    const services = createServices({ chains, store, sessionSecret: secret, publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
     queryServices.push(services.queries);
     if (cached) await services.queries.start();
-    const app = createApp({ chains, services, store, logger, version: 'bench', metrics, publicUrl });
+    const app = createApp({ chains, services, store, logger, version: 'bench', metrics, publicUrl, secret });
     // The same trivial route behind the app's whole middleware stack (logging, security headers, CORS,
     // metrics, body parser, routers): what the stack costs, apart from the query itself.
     app.get('/ref', (_req, res) => {

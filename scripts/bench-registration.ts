@@ -36,15 +36,16 @@ try {
     embedded: true,
   });
   const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
+  const secret = randomBytes(32);
   const services = createServices({
     chains,
     store,
-    sessionSecret: randomBytes(32),
+    sessionSecret: secret,
     publicUrl: 'http://127.0.0.1',
     deepLinkScheme: 'selfapp',
     appName: 'bench',
   });
-  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: 'bench' });
+  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: 'bench', secret });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -34,6 +34,8 @@ export interface Config {
   appName: string;
   /** Agents one human may have on the local chains (0 = unlimited; Celo's registry has 1). */
   maxAgentsPerHuman: number;
+  /** A2A push notifications may go to loopback, private and link-local addresses, over plain http too. */
+  pushAllowPrivateNetworks: boolean;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -70,6 +72,7 @@ const envSchema = z.object({
   ),
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
+  A2A_PUSH_ALLOW_PRIVATE_NETWORKS: optional(z.enum(['true', 'false', '1', '0'])).default('false'),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -117,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deepLinkScheme: values.DEEP_LINK_SCHEME,
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
+    pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<
       NetworkName,
       NetworkConfig

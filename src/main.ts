@@ -119,7 +119,17 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
     void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
-    const app = createApp({ chains, services, store, logger, version, metrics, publicUrl: url });
+    const app = createApp({
+      chains,
+      services,
+      store,
+      logger,
+      version,
+      metrics,
+      publicUrl: url,
+      secret: sessionSecret,
+      pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
+    });
     server.on('request', app);
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {

@@ -54,7 +54,7 @@ export function serviceAgentCard(options: ServiceCardOptions): AgentCard {
     provider: { organization: file.provider?.organization ?? file.name, url: file.provider?.url ?? base },
     version: options.version,
     documentationUrl: `${base}/docs`,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: file.defaultInputModes,

@@ -2,11 +2,21 @@
 // routes; the answer's data part carries the same fields as the matching REST response. No business rules here.
 // `register` and `deregister` open a session and answer with a Task that stays open while the human acts: its
 // artifact carries the deep link, QR data and session token, and it completes (or fails) by itself, following
-// the session's status every `pollIntervalMs`.
+// the session's status whenever the registry of its network logs something (the query service's log
+// follower) and at least every `pollIntervalMs`, so a registration is seen within one log poll of its block.
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  ServerCallContext,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type PushNotificationSender,
+  type RequestContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
+import type { NetworkName } from '../core/networks.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
-import { AgentEvent, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server';
 import { ServiceError } from '../core/errors.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { Services } from '../services/index.js';
@@ -15,8 +25,16 @@ import { skills } from './agent-card.js';
 import { INTENTS, parseIntent, type InputPart, type IntentRequest } from './intents.js';
 
 export interface ExecutorOptions {
-  /** How often an open register / deregister task reads its session's status; default 200 ms. */
+  /**
+   * Longest time between two reads of an open register / deregister task's session status; default 1 s.
+   * Registry activity on the session's network triggers a read at once, so this bounds only what the chain
+   * does not show (the identity app's error report, expiry).
+   */
   pollIntervalMs?: number;
+  /** Most register / deregister tasks followed at once; more are refused with a 503 until some end. Default 500. */
+  maxOpenTasks?: number;
+  /** Notifies the webhooks of tasks resumed after a restart (the SDK notifies those of live requests). */
+  push?: PushNotificationSender;
   /**
    * The per-client limit of session creations, counted under the same key as the REST routes'
    * (`ratelimit:session-creation:<client>`), so one budget covers both ways in.
@@ -45,23 +63,45 @@ function inputParts(message: Message | undefined): InputPart[] {
   return parts;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
+/** Waits `ms`, or less when `signal` aborts or the function handed to `setWake` is called. */
+const sleep = (ms: number, signal: AbortSignal, setWake: (wake: (() => void) | undefined) => void) =>
   new Promise<void>((resolve) => {
-    const onAbort = () => {
+    const done = () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      setWake(undefined);
       resolve();
     };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(done, ms);
+    setWake(done);
+    signal.addEventListener('abort', done, { once: true });
   });
+
+/**
+ * The pause between two status reads: until `activity` reports the registry logged something, at most `ms`.
+ * Subscribed for the task's whole life, so activity during a read is not missed: the next read follows at once.
+ */
+function activityPauses(activity: ((listener: () => void) => () => void) | undefined, ms: number, signal: AbortSignal) {
+  let woken = false;
+  let wake: (() => void) | undefined;
+  const close =
+    activity?.(() => {
+      woken = true;
+      wake?.();
+    }) ?? (() => undefined);
+  const pause = async () => {
+    if (!woken) await sleep(ms, signal, (w) => (wake = w));
+    woken = false;
+  };
+  return { pause, close };
+}
 
 const TERMINAL = new Set(['completed', 'failed']);
 
 export class RegistryAgentExecutor implements AgentExecutor {
   readonly #pollIntervalMs: number;
+  readonly #maxOpenTasks: number;
+  readonly #push: PushNotificationSender | undefined;
   readonly #sessionLimit: ExecutorOptions['sessionLimit'];
   /** Open session tasks: task id -> what stops its polling, and the task's context. */
   readonly #running = new Map<string, { controller: AbortController; contextId: string }>();
@@ -70,7 +110,9 @@ export class RegistryAgentExecutor implements AgentExecutor {
     private readonly services: Services,
     options: ExecutorOptions = {},
   ) {
-    this.#pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.#pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    this.#maxOpenTasks = options.maxOpenTasks ?? 500;
+    this.#push = options.push;
     this.#sessionLimit = options.sessionLimit;
   }
 
@@ -105,6 +147,11 @@ export class RegistryAgentExecutor implements AgentExecutor {
     );
     bus.finished();
   };
+
+  /** How many register / deregister tasks are followed now. */
+  get openTasks(): number {
+    return this.#running.size;
+  }
 
   /** Stops every open task's polling (service shutdown). */
   stop(): void {
@@ -198,6 +245,9 @@ export class RegistryAgentExecutor implements AgentExecutor {
       const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
       return this.#reply(ctx, bus, message, { error: message, missing: ['mode'], intent: 'register' });
     }
+    if (this.#running.size >= this.#maxOpenTasks) {
+      throw new ServiceError(503, `The service is following ${this.#maxOpenTasks} open sessions, its most; try again in a few minutes`);
+    }
     await this.#countSessionCreation(ctx);
     const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? (fields['disclosures'] as object) : undefined;
     const session =
@@ -241,7 +291,7 @@ export class RegistryAgentExecutor implements AgentExecutor {
         },
       ],
       history: [ctx.userMessage],
-      metadata: { [SESSION_METADATA]: { intent: request.intent, sessionToken: session.sessionToken, stage: session.stage } },
+      metadata: { [SESSION_METADATA]: { intent: request.intent, network: request.network, sessionToken: session.sessionToken, stage: session.stage } },
     };
     bus.publish(AgentEvent.task(task));
 
@@ -255,23 +305,41 @@ export class RegistryAgentExecutor implements AgentExecutor {
     update(TaskState.TASK_STATE_AUTH_REQUIRED, session.humanInstructions.join(' '), sessionFields);
 
     try {
-      await this.#follow(request.intent as 'register' | 'deregister', session.sessionToken, session.stage, controller.signal, update);
+      const follow = { intent: request.intent as 'register' | 'deregister', network: request.network, sessionToken: session.sessionToken, stage: session.stage };
+      await this.#follow(follow, controller.signal, update);
     } finally {
       this.#running.delete(taskId);
       if (!controller.signal.aborted) bus.finished();
     }
   }
 
-  /** Reads the session's status every interval and reports each change, until it ends or `signal` aborts. */
+  /** Reads the session's status when woken or every interval and reports each change, until it ends or `signal` aborts. */
   async #follow(
-    intent: 'register' | 'deregister',
+    session: FollowedSession,
+    signal: AbortSignal,
+    update: (state: TaskState, text: string, data?: object) => unknown,
+  ): Promise<void> {
+    const { intent, network } = session;
+    let { sessionToken: token, stage } = session;
+    const activity = network ? (listener: () => void) => this.services.queries.onRegistryActivity(network, listener) : undefined;
+    const pauses = activityPauses(activity, this.#pollIntervalMs, signal);
+    try {
+      await this.#readUntilEnd(intent, token, stage, signal, update, pauses.pause);
+    } finally {
+      pauses.close();
+    }
+  }
+
+  async #readUntilEnd(
+    intent: FollowedSession['intent'],
     token: string,
     stage: string,
     signal: AbortSignal,
     update: (state: TaskState, text: string, data?: object) => unknown,
+    pause: () => Promise<void>,
   ): Promise<void> {
     while (!signal.aborted) {
-      await sleep(this.#pollIntervalMs, signal);
+      await pause();
       if (signal.aborted) return;
       let current: SessionView & { error?: string };
       try {
@@ -305,11 +373,11 @@ export class RegistryAgentExecutor implements AgentExecutor {
 
   /**
    * After a restart: follows the open session tasks of the task store again, saving their updates straight
-   * to the store (tasks/get sees them; streams and push notifications of the old process are gone).
+   * to the store (tasks/get sees them) and notifying their webhooks; streams of the old process are gone.
    */
   async resume(store: TaskStore & { openTasks(): Promise<Task[]> }): Promise<void> {
     for (const task of await store.openTasks()) {
-      const follow = task.metadata?.[SESSION_METADATA] as { intent?: string; sessionToken?: string; stage?: string } | undefined;
+      const follow = task.metadata?.[SESSION_METADATA] as Partial<FollowedSession> | undefined;
       if (!follow?.sessionToken || (follow.intent !== 'register' && follow.intent !== 'deregister') || this.#running.has(task.id)) continue;
       const controller = new AbortController();
       this.#running.set(task.id, { controller, contextId: task.contextId });
@@ -317,17 +385,30 @@ export class RegistryAgentExecutor implements AgentExecutor {
       const update = async (state: TaskState, text: string, data?: object) => {
         const current = (await store.load(task.id, context)) ?? task;
         const message: Message = { ...this.#agentMessage(task.contextId, data ? [textPart(text), dataPart(data)] : [textPart(text)]), taskId: task.id };
-        await store.save({ ...current, status: { state, message, timestamp: new Date().toISOString() } }, context);
+        const event: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined };
+        const saved: Task = { ...current, status: event.status };
+        await store.save(saved, context);
+        await this.#push?.send({ payload: { $case: 'statusUpdate', value: event } }, context, saved);
       };
-      void this.#follow(follow.intent, follow.sessionToken, follow.stage ?? 'qr-ready', controller.signal, update)
+      const session: FollowedSession = { intent: follow.intent, sessionToken: follow.sessionToken, stage: follow.stage ?? 'qr-ready', ...(follow.network ? { network: follow.network } : {}) };
+      void this.#follow(session, controller.signal, update)
         .catch(() => undefined)
         .finally(() => this.#running.delete(task.id));
     }
   }
 }
 
-/** Where a session task keeps what resume() needs: {intent, sessionToken, stage}. */
+/** Where a session task keeps what resume() needs (a FollowedSession). */
 export const SESSION_METADATA = 'registrySession';
+
+/** An open register / deregister session a task follows. */
+interface FollowedSession {
+  intent: 'register' | 'deregister';
+  /** Absent in tasks kept before it was recorded: those are read on the timer only. */
+  network?: NetworkName;
+  sessionToken: string;
+  stage: string;
+}
 
 const optional = <K extends string>(key: K, value: string | undefined): { [P in K]?: string } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

@@ -1,24 +1,38 @@
 // The A2A endpoint: the SDK's JSON-RPC handler at /api/a2a (A2A v1.0 and, through the SDK's compatibility
 // layer, v0.3 for requests without an A2A-Version header), and the service's agent card at the well-known paths
 // and on GET /api/a2a. The SDK handlers parse their own bodies, so this router is mounted before express.json().
-// Task store: the store port (task-store.ts), so tasks/get works after a restart; in memory without a store.
+// Tasks and push notification configs live on the store port (task-store.ts, push-config-store.ts), so
+// tasks/get and webhooks keep working after a restart.
 import { Router, type Request, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
-import { DefaultRequestHandler, InMemoryTaskStore, type User } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { RouteDoc } from '../http/openapi/route-doc.js';
 import type { Services } from '../services/index.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
-import { KeyValueTaskStore } from './task-store.js';
+import { SealedValues } from '../store/sealed-values.js';
+import { KeyValueTaskStore, TASK_TTL_MS } from './task-store.js';
 import { A2A_PATH, serviceAgentCard } from './agent-card.js';
 import { RegistryAgentExecutor, type ExecutorOptions } from './executor.js';
+import { KeyValuePushConfigStore } from './push-config-store.js';
+import type { PushTargetPolicy, Resolver } from './push-destination.js';
+import { WebhookPushSender } from './push-sender.js';
 
 export interface A2aOptions extends ExecutorOptions {
   publicUrl: string;
   version: string;
-  /** Where tasks are kept; default in memory. */
-  store?: KeyValueStore;
+  /** Where tasks, push configs and the session-creation counters are kept. */
+  store: KeyValueStore;
+  /** The service secret: seals push notification credentials at rest. */
+  secret: Uint8Array;
+  /** Which webhook destinations push notifications may reach. */
+  pushPolicy: PushTargetPolicy;
+  logger: Logger;
+  /** Tests: how push hosts resolve, and the waits between delivery attempts. */
+  pushResolver?: Resolver;
+  pushRetryDelaysMs?: readonly number[];
 }
 
 /** An unauthenticated caller, named by its address. */
@@ -32,20 +46,38 @@ class ClientAddress implements User {
 
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 
-export function a2aRoutes(services: Services, options: A2aOptions): { router: Router; executor: RegistryAgentExecutor } {
+export interface A2aRuntime {
+  router: Router;
+  executor: RegistryAgentExecutor;
+  push: WebhookPushSender;
+}
+
+export function a2aRoutes(services: Services, options: A2aOptions): A2aRuntime {
   const card = serviceAgentCard({ publicUrl: options.publicUrl, version: options.version });
+  const pushConfigs = new KeyValuePushConfigStore({
+    store: options.store,
+    sealed: new SealedValues(options.secret, 'a2a-push-config'),
+    policy: options.pushPolicy,
+    ttlMs: TASK_TTL_MS,
+    ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
+  });
+  const push = new WebhookPushSender({
+    configs: pushConfigs,
+    policy: options.pushPolicy,
+    logger: options.logger,
+    userAgent: `agent-identity-registry/${options.version}`,
+    ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
+    ...(options.pushRetryDelaysMs ? { retryDelaysMs: options.pushRetryDelaysMs } : {}),
+  });
   const executor = new RegistryAgentExecutor(services, {
     ...options,
-    ...(options.store && !options.sessionLimit
-      ? { sessionLimit: { store: options.store, limit: SESSION_CREATION_LIMIT, windowMs: 60_000 } }
-      : {}),
+    push,
+    sessionLimit: options.sessionLimit ?? { store: options.store, limit: SESSION_CREATION_LIMIT, windowMs: 60_000 },
   });
-  const taskStore = options.store ? new KeyValueTaskStore(options.store) : undefined;
-  // tasks left open by a previous process follow their sessions again
-  if (taskStore) void executor.resume(taskStore).catch(() => undefined);
-  // No push notifications (the card says so): the service would POST to any URL a caller names, internal
-  // addresses included. Callers follow a task by streaming or tasks/get instead.
-  const requestHandler = new DefaultRequestHandler(card, taskStore ?? new InMemoryTaskStore(), executor);
+  const taskStore = new KeyValueTaskStore(options.store);
+  // tasks left open by a previous process follow their sessions again (and notify their webhooks)
+  void executor.resume(taskStore).catch((err: unknown) => options.logger.error({ err }, 'open A2A tasks could not be resumed'));
+  const requestHandler = new DefaultRequestHandler(card, taskStore, executor, new DefaultExecutionEventBusManager(), pushConfigs, push);
   const legacyCompat = { enabled: true };
   const cardHandler = agentCardHandler({ agentCardProvider: requestHandler, legacyCompat });
   // No authentication exists (interface); the "user" is the client's address, which the session limit counts.
@@ -56,7 +88,7 @@ export function a2aRoutes(services: Services, options: A2aOptions): { router: Ro
   // GET /api/a2a answers the card too; POST is JSON-RPC
   for (const path of [...AGENT_CARD_PATHS, A2A_PATH]) router.get(path, atRoot(cardHandler));
   router.post(A2A_PATH, atRoot(rpcHandler));
-  return { router, executor };
+  return { router, executor, push };
 }
 
 /** Runs one of the SDK's routers (which serve their own "/") as the handler of a route at another path. */

@@ -5,7 +5,8 @@ import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '
 import type { TaskStore } from '@a2a-js/sdk/server';
 import type { KeyValueStore } from '../store/key-value-store.js';
 
-const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a task (and its push configs) is kept after its last change. */
+export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const INDEX_KEY = 'a2a:tasks';
 const INDEX_LIMIT = 1000;
 const DEFAULT_PAGE_SIZE = 50;

@@ -2,7 +2,9 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { RegistryAgentExecutor } from '../a2a/executor.js';
-import { a2aDocs, a2aRoutes } from '../a2a/server.js';
+import type { PushTargetPolicy } from '../a2a/push-destination.js';
+import type { WebhookPushSender } from '../a2a/push-sender.js';
+import { a2aDocs, a2aRoutes, type A2aOptions } from '../a2a/server.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
@@ -34,6 +36,12 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The service's public base URL, the OpenAPI document's server; default "/" (relative to the document). */
   publicUrl?: string;
+  /** The service secret (also the session tokens'): seals what must be kept encrypted at rest. */
+  secret: Uint8Array;
+  /** Where A2A push notifications may go; default: public https destinations only. */
+  pushPolicy?: PushTargetPolicy;
+  /** A2A tuning for tests: task polling, open-task cap, push resolver and retry waits. */
+  a2a?: Pick<A2aOptions, 'pollIntervalMs' | 'maxOpenTasks' | 'pushResolver' | 'pushRetryDelaysMs'>;
 }
 
 /** Tag descriptions of the OpenAPI document, in display order. */
@@ -49,9 +57,12 @@ const API_TAGS = [
 export { SESSION_CREATION_LIMIT } from './session-limit.js';
 
 const A2A_EXECUTOR = 'a2aExecutor';
+const A2A_PUSH = 'a2aPush';
 
 /** The app's A2A executor, to stop its open tasks' session polling at shutdown. */
 export const a2aExecutorOf = (app: Express): RegistryAgentExecutor | undefined => app.locals[A2A_EXECUTOR] as RegistryAgentExecutor | undefined;
+/** The app's push notification sender, to let deliveries under way finish at shutdown. */
+export const a2aPushOf = (app: Express): WebhookPushSender | undefined => app.locals[A2A_PUSH] as WebhookPushSender | undefined;
 
 export function createApp(deps: AppDeps): Express {
   const metrics = deps.metrics ?? new Metrics();
@@ -64,10 +75,19 @@ export function createApp(deps: AppDeps): Express {
   app.use(cors());
   app.use(cachePolicy());
   // The A2A SDK's handlers parse their own JSON-RPC bodies: mounted before express.json()
-  const a2a = a2aRoutes(deps.services, { publicUrl: deps.publicUrl ?? 'http://localhost', version: deps.version, store: deps.store });
+  const a2a = a2aRoutes(deps.services, {
+    publicUrl: deps.publicUrl ?? 'http://localhost',
+    version: deps.version,
+    store: deps.store,
+    secret: deps.secret,
+    pushPolicy: deps.pushPolicy ?? { allowPrivateNetworks: false },
+    logger: deps.logger,
+    ...deps.a2a,
+  });
   app.use(a2a.router);
   // open register / deregister tasks stop following their sessions when the server closes (main.ts)
   app.locals[A2A_EXECUTOR] = a2a.executor;
+  app.locals[A2A_PUSH] = a2a.push;
   app.use(express.json({ limit: '200kb' }));
 
   const sessionLimit = perIpLimit({

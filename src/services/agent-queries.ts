@@ -200,6 +200,19 @@ export class AgentQueryService {
     await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.stop()));
   }
 
+  /**
+   * Calls `listener` after each block range in which `network`'s registry logged something (registrations,
+   * deregistrations, refreshes), starting that network's follower if nothing has. Returns the unsubscribe.
+   * Session followers use it to look at the chain when it changed instead of on a fast timer.
+   */
+  onRegistryActivity(network: NetworkName, listener: () => void): () => void {
+    const { follower } = this.#networks[network];
+    if (!follower.running && !this.#stopped) void follower.start();
+    return follower.subscribe((logs) => {
+      if (logs.length > 0) listener();
+    });
+  }
+
   /** Processes the logs up to the latest block now (tests; normally the followers' timers do this). */
   async syncNow(): Promise<void> {
     await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.syncNow()));

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { ChainGateway } from '../../src/chain/gateway.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp, type AppDeps } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services/index.js';
@@ -26,6 +26,8 @@ export interface TestAppOptions {
   version?: string;
   /** Default: a registry of this app's own. */
   metrics?: Metrics;
+  pushPolicy?: AppDeps['pushPolicy'];
+  a2a?: AppDeps['a2a'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -52,6 +54,9 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.clock ? { clock: options.clock } : {}),
     metrics,
     publicUrl,
+    secret: sessionSecret,
+    ...(options.pushPolicy ? { pushPolicy: options.pushPolicy } : {}),
+    ...(options.a2a ? { a2a: options.a2a } : {}),
   });
   return { app, services, store, sessionSecret, metrics };
 }

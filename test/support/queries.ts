@@ -74,17 +74,18 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
   const chains = new ChainGateway({ mainnet: counted(networks.mainnet), testnet: counted(networks.testnet) });
   const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
   const store = new MemoryStore();
+  const sessionSecret = randomBytes(32);
   const services = createServices({
     chains,
     store,
-    sessionSecret: randomBytes(32),
+    sessionSecret,
     publicUrl,
     deepLinkScheme: 'selfapp',
     appName: 'Agent Identity Registry',
     metrics,
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
   });
-  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: '0.0.0-test', metrics, publicUrl });
+  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: '0.0.0-test', metrics, publicUrl, secret: sessionSecret });
   if (options.start !== false) await services.queries.start();
   return {
     app,
