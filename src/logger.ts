@@ -1,3 +1,4 @@
+import { format } from 'node:util';
 import { pino, type Logger } from 'pino';
 
 /** Paths that may carry session tokens, keys or signatures: never written to the log. */
@@ -14,4 +15,25 @@ export const REDACTED_PATHS = [
 
 export function createLogger(level: string): Logger {
   return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+}
+
+/**
+ * Sends what is written to the console through `logger`, as JSON lines with the other logs: the A2A SDK writes
+ * its diagnostics (failed streams, unknown versions) with console.* and has no logger option.
+ */
+export function routeConsoleTo(logger: Logger): void {
+  const child = logger.child({ source: 'console' });
+  const forward =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]): void => {
+      const err = args.find((arg): arg is Error => arg instanceof Error);
+      const message = format(...args.filter((arg) => arg !== err));
+      if (err) child[level]({ err }, message);
+      else child[level](message);
+    };
+  console.debug = forward('debug');
+  console.log = forward('info');
+  console.info = forward('info');
+  console.warn = forward('warn');
+  console.error = forward('error');
 }

@@ -9,8 +9,8 @@ import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { loadConfig, type Config } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
-import { a2aExecutorOf, createApp } from './http/app.js';
-import { createLogger } from './logger.js';
+import { a2aExecutorOf, a2aPushOf, createApp } from './http/app.js';
+import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
 import { loadSessionSecret } from './sessions/session-secret.js';
@@ -137,6 +137,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         a2aExecutorOf(app)?.stop();
+        // push notifications under way get a moment to leave
+        await Promise.race([a2aPushOf(app)?.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();
         await store.close();
@@ -156,6 +158,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const service = await startService(config, logger);
   console.log(describe(service.url, service.chains));
+  // from here on, console output (the A2A SDK's) goes through the logger
+  routeConsoleTo(logger);
 
   const shutdown = (reason: string, code: number) => {
     logger.info({ reason }, 'shutting down');

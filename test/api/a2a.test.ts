@@ -308,21 +308,6 @@ describe('A2A endpoint', () => {
     expect(state).toBe('completed');
   });
 
-  it('refuses push notification configs: the card advertises none, callers stream or use tasks/get', async () => {
-    const res = await request(app)
-      .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 8,
-        method: 'tasks/pushNotificationConfig/set',
-        params: { taskId: 'any', pushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } },
-      });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 8, error: { code: expect.any(Number) } });
-    const card = await request(app).get('/.well-known/agent-card.json');
-    expect(card.body.capabilities.pushNotifications).toBe(false);
-  });
-
   it('v0.3 tasks/cancel cancels an open register task', async () => {
     const send = await request(app)
       .post('/api/a2a')
