@@ -1,8 +1,13 @@
 // A2A tasks on the store port (sqlite by default), so that tasks/get answers after a restart of the service.
 // Each task is kept as its protobuf JSON under a2a:task:<id>; an index of the most recent task ids serves
-// ListTasks (filtered by context and state, newest first, offset page tokens).
+// ListTasks (filtered by context, state and status time, newest first, offset page tokens).
+//
+// A task is read by id (the id, handed only to its creator, is the capability), but listed only to the client
+// that created it: tasks carry session tokens, and the service has no accounts, so the creator is the client
+// address the server's user builder names (recorded at the task's first save, under a2a:task-owner:<id>).
+// Artifacts are listed only when asked for (includeArtifacts), as the protocol says.
 import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
-import type { TaskStore } from '@a2a-js/sdk/server';
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { KeyValueStore } from '../store/key-value-store.js';
 
 /** How long a task (and its push configs) is kept after its last change. */
@@ -10,13 +15,19 @@ export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const INDEX_KEY = 'a2a:tasks';
 const INDEX_LIMIT = 1000;
 const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
 
 const taskKey = (id: string) => `a2a:task:${id}`;
+const ownerKey = (id: string) => `a2a:task-owner:${id}`;
+const ownerOf = (context: ServerCallContext | undefined): string | undefined => context?.user?.userName || undefined;
 
 export class KeyValueTaskStore implements TaskStore {
   constructor(private readonly store: KeyValueStore) {}
 
-  async save(task: Task): Promise<void> {
+  async save(task: Task, context?: ServerCallContext): Promise<void> {
+    const owner = ownerOf(context);
+    // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
+    if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, TASK_TTL_MS);
     await this.store.set(taskKey(task.id), Task.toJSON(task), TASK_TTL_MS);
     await this.store.update<string[]>(INDEX_KEY, (ids = []) => [task.id, ...ids.filter((id) => id !== task.id)].slice(0, INDEX_LIMIT));
   }
@@ -26,21 +37,27 @@ export class KeyValueTaskStore implements TaskStore {
     return json === undefined ? undefined : Task.fromJSON(json);
   }
 
-  async list(params: ListTasksRequest): Promise<ListTasksResponse> {
+  async list(params: ListTasksRequest, context?: ServerCallContext): Promise<ListTasksResponse> {
+    const caller = ownerOf(context);
     const ids = (await this.store.get<string[]>(INDEX_KEY)) ?? [];
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : Number.NaN;
     const tasks: Task[] = [];
     for (const id of ids) {
+      if (!caller || (await this.store.get<string>(ownerKey(id))) !== caller) continue;
       const task = await this.load(id);
       if (!task) continue;
       if (params.contextId && task.contextId !== params.contextId) continue;
       if (params.status && task.status?.state !== params.status) continue;
+      if (!Number.isNaN(after) && !(Date.parse(task.status?.timestamp ?? '') >= after)) continue;
       tasks.push(task);
     }
-    const pageSize = params.pageSize && params.pageSize > 0 ? params.pageSize : DEFAULT_PAGE_SIZE;
+    const pageSize = Math.min(params.pageSize && params.pageSize > 0 ? params.pageSize : DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const offset = /^\d+$/.test(params.pageToken) ? Number(params.pageToken) : 0;
-    const page = tasks.slice(offset, offset + pageSize).map((task) =>
-      params.historyLength !== undefined ? { ...task, history: params.historyLength > 0 ? task.history.slice(-params.historyLength) : [] } : task,
-    );
+    const page = tasks.slice(offset, offset + pageSize).map((task) => ({
+      ...task,
+      artifacts: params.includeArtifacts ? task.artifacts : [],
+      history: params.historyLength === undefined ? task.history : params.historyLength > 0 ? task.history.slice(-params.historyLength) : [],
+    }));
     return {
       tasks: page,
       nextPageToken: offset + pageSize < tasks.length ? String(offset + pageSize) : '',

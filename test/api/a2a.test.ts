@@ -349,6 +349,56 @@ describe('A2A endpoint', () => {
     expect(raw.body.result.message.parts.find((p: { data?: object }) => p.data).data).toMatchObject({ isVerified: true, chainId: TESTNET });
   });
 
+  it('ListTasks shows a client its own tasks (artifacts only on request), never another address\'s', async () => {
+    const created = (await client.sendMessage({
+      tenant: '',
+      message: userMessage([dataPart({ intent: 'register', mode: 'wallet-free', network: 'testnet' })]),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    const listed = await client.listTasks({ tenant: '', contextId: created.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined });
+    expect(listed.tasks.map((task) => task.id)).toEqual([created.id]);
+    expect(listed.tasks[0]!.artifacts).toEqual([]);
+    const withArtifacts = await client.listTasks({
+      tenant: '',
+      contextId: created.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      includeArtifacts: true,
+    });
+    expect(dataOf(withArtifacts.tasks[0]!.artifacts[0]?.parts)).toMatchObject({ sessionToken: expect.any(String) });
+    // the same request from another client address (a proxy on loopback says who the client is)
+    const other = await request(app)
+      .post('/api/a2a')
+      .set('A2A-Version', '1.0')
+      .set('X-Forwarded-For', '203.0.113.50')
+      .send({ jsonrpc: '2.0', id: 'list', method: 'ListTasks', params: { includeArtifacts: true } });
+    expect(other.body.result, JSON.stringify(other.body)).toBeDefined();
+    expect((other.body.result.tasks as { id: string }[]).map((task) => task.id)).not.toContain(created.id);
+    await client.cancelTask({ tenant: '', id: created.id, metadata: undefined });
+  });
+
+  it('SubscribeToTask follows an open register task to completed', async () => {
+    const created = (await client.sendMessage({
+      tenant: '',
+      message: userMessage([dataPart({ intent: 'register', mode: 'wallet-free', network: 'testnet' })]),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(created.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    const states: (TaskState | undefined)[] = [];
+    const following = (async () => {
+      for await (const event of client.resubscribeTask({ tenant: '', id: created.id })) {
+        if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status?.state);
+        if (event.payload?.$case === 'task') states.push(event.payload.value.status?.state);
+      }
+    })();
+    await approveDeepLink(app, networks, String(dataOf(created.artifacts[0]?.parts)['deepLink']), { callback: false });
+    await following;
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('an open register task completes after a restart of the service (task store on the store port)', async () => {
     const before = testApp(networks.chains, { publicUrl: base });
     const send = await request(before.app)
