@@ -3,7 +3,8 @@
 // `register` and `deregister` open a session and answer with a Task that stays open while the human acts: its
 // artifact carries the deep link, QR data and session token, and it completes (or fails) by itself, following
 // the session's status whenever the registry of its network logs something (the query service's log
-// follower) and at least every `pollIntervalMs`, so a registration is seen within one log poll of its block.
+// follower) or the identity app reports, and at least every `pollIntervalMs`, so a registration is seen
+// within one log poll of its block.
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import {
@@ -27,8 +28,8 @@ import { INTENTS, parseIntent, type InputPart, type IntentRequest } from './inte
 export interface ExecutorOptions {
   /**
    * Longest time between two reads of an open register / deregister task's session status; default 1 s.
-   * Registry activity on the session's network triggers a read at once, so this bounds only what the chain
-   * does not show (the identity app's error report, expiry).
+   * Registry activity on the session's network and the identity app's reports trigger a read at once, so this
+   * bounds only what neither shows (expiry, a report received by another instance).
    */
   pollIntervalMs?: number;
   /** Most register / deregister tasks followed at once; more are refused with a 503 until some end. Default 500. */
@@ -78,17 +79,16 @@ const sleep = (ms: number, signal: AbortSignal, setWake: (wake: (() => void) | u
   });
 
 /**
- * The pause between two status reads: until `activity` reports the registry logged something, at most `ms`.
+ * The pause between two status reads: until `activity` reports something (registry logs, a report), at most `ms`.
  * Subscribed for the task's whole life, so activity during a read is not missed: the next read follows at once.
  */
-function activityPauses(activity: ((listener: () => void) => () => void) | undefined, ms: number, signal: AbortSignal) {
+function activityPauses(activity: (listener: () => void) => () => void, ms: number, signal: AbortSignal) {
   let woken = false;
   let wake: (() => void) | undefined;
-  const close =
-    activity?.(() => {
-      woken = true;
-      wake?.();
-    }) ?? (() => undefined);
+  const close = activity(() => {
+    woken = true;
+    wake?.();
+  });
   const pause = async () => {
     if (!woken) await sleep(ms, signal, (w) => (wake = w));
     woken = false;
@@ -321,7 +321,16 @@ export class RegistryAgentExecutor implements AgentExecutor {
   ): Promise<void> {
     const { intent, network } = session;
     let { sessionToken: token, stage } = session;
-    const activity = network ? (listener: () => void) => this.services.queries.onRegistryActivity(network, listener) : undefined;
+    const flow = intent === 'register' ? this.services.registration : this.services.deregistration;
+    // woken by the registry's logs on the session's network and by the identity app's reports
+    const activity = (listener: () => void) => {
+      const fromChain = network ? this.services.queries.onRegistryActivity(network, listener) : () => undefined;
+      const fromApp = flow.onCallback(listener);
+      return () => {
+        fromChain();
+        fromApp();
+      };
+    };
     const pauses = activityPauses(activity, this.#pollIntervalMs, signal);
     try {
       await this.#readUntilEnd(intent, token, stage, signal, update, pauses.pause);

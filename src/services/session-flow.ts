@@ -145,7 +145,18 @@ export class SessionFlow {
  * identity app's report, then look at the chain. Subclasses say how the chain shows their outcome.
  */
 export abstract class ChainSyncedSessions {
+  readonly #callbackListeners = new Set<() => void>();
+
   protected constructor(protected readonly flow: SessionFlow) {}
+
+  /**
+   * Calls `listener` after each identity-app report this flow records in this process, so whoever follows a
+   * session (an A2A task) reads it at once instead of at its next poll. Returns the unsubscribe.
+   */
+  onCallback(listener: () => void): () => void {
+    this.#callbackListeners.add(listener);
+    return () => this.#callbackListeners.delete(listener);
+  }
 
   /** Moves a waiting session forward from what the chain says. */
   protected abstract syncWithChain(record: SessionRecord): Promise<SessionRecord>;
@@ -159,6 +170,7 @@ export abstract class ChainSyncedSessions {
   async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
     const updated = await this.flow.recordCallback(callbackToken, report);
     const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
+    for (const listener of this.#callbackListeners) listener();
     return { received: true, stage: synced.stage };
   }
 }
