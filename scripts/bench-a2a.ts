@@ -1,0 +1,137 @@
+// npm run bench:a2a: how soon an A2A register task tells its caller that the agent is registered. Each run
+// opens a task with the SDK's client (SendStreamingMessage, with a push notification webhook on this machine),
+// lets the mock identity app register the agent on a local chain without calling back, and measures from the
+// moment the registering transaction's receipt is in to (a) the task's `completed` update on the stream and
+// (b) the webhook receiving it.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Role, TaskState, type Part } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
+import { a2aExecutorOf, createApp } from '../src/http/app.js';
+import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
+import { createLogger } from '../src/logger.js';
+import { createServices } from '../src/services/index.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+import { startLocalSystem } from './local-system.js';
+
+const RUNS = Number(process.env['RUNS'] ?? 20);
+const dir = mkdtempSync(join(tmpdir(), 'bench-a2a-'));
+const system = await startLocalSystem();
+const { chain, client, attester, deployment, local } = system;
+const store = new SqliteStore(join(dir, 'store.sqlite'));
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+// the webhook: when each task's completed notification arrived
+const webhookCompleted = new Map<string, number>();
+const webhook = createServer((req, res) => {
+  let text = '';
+  req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  req.on('end', () => {
+    const update = (JSON.parse(text) as { statusUpdate?: { taskId: string; status?: { state?: string } } }).statusUpdate;
+    if (update?.status?.state === 'TASK_STATE_COMPLETED') webhookCompleted.set(update.taskId, performance.now());
+    res.end();
+  });
+});
+await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+const webhookUrl = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/hook`;
+
+try {
+  const gateway = createNetworkGateway('testnet', {
+    clientOptions: local,
+    contracts: deployment.contracts,
+    registryDeployBlock: deployment.registryDeployBlock,
+    embedded: true,
+  });
+  const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
+  const secret = randomBytes(32);
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const services = createServices({ chains, store, sessionSecret: secret, publicUrl: base, deepLinkScheme: 'selfapp', appName: 'bench' });
+  await services.queries.start();
+  const app = createApp({
+    chains,
+    services,
+    store,
+    logger: createLogger('silent'),
+    version: 'bench',
+    secret,
+    publicUrl: base,
+    pushPolicy: { allowPrivateNetworks: true },
+  });
+  server.on('request', app);
+  // each run comes from its own address, so the per-address session limit does not stop the benchmark
+  let run = 0;
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('X-Forwarded-For', `10.1.${run}.1`);
+    return fetch(input, { ...init, headers });
+  };
+  const a2a = await new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }),
+  ).createFromUrl(base);
+  const relayer = await system.newWallet();
+
+  const streamDelay: number[] = [];
+  const pushDelay: number[] = [];
+  for (run = 0; run < RUNS; run++) {
+    const part: Part = { content: { $case: 'data', value: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }, metadata: undefined, filename: '', mediaType: 'application/json' };
+    const stream = a2a.sendMessageStream({
+      tenant: '',
+      message: { messageId: crypto.randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [part], metadata: undefined, extensions: [], referenceTaskIds: [] },
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: webhookUrl, token: '', authentication: undefined },
+        historyLength: undefined,
+        returnImmediately: false,
+      },
+      metadata: undefined,
+    });
+    let taskId = '';
+    let mined = 0;
+    let proving: Promise<void> | undefined;
+    for await (const event of stream) {
+      const payload = event.payload;
+      if (payload?.$case === 'task') {
+        taskId = payload.value.id;
+        const artifact = payload.value.artifacts[0]?.parts[0]?.content;
+        const deepLink = String((artifact?.value as Record<string, unknown>)['deepLink']);
+        proving = prove({ client, wallet: relayer, attester, request: proofRequestFromDeepLink(deepLink) }).then((result) => {
+          if (result.status !== 'submitted') throw new Error(result.reason);
+          mined = performance.now(); // prove() returns once the registering block's receipt is in
+        });
+      } else if (payload?.$case === 'statusUpdate' && payload.value.status?.state === TaskState.TASK_STATE_COMPLETED) {
+        await proving;
+        streamDelay.push(performance.now() - mined);
+      }
+    }
+    for (let i = 0; i < 100 && !webhookCompleted.has(taskId); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const pushed = webhookCompleted.get(taskId);
+    if (pushed === undefined) throw new Error(`the webhook never heard that task ${taskId} completed`);
+    pushDelay.push(pushed - mined);
+  }
+  a2aExecutorOf(app)?.stop();
+  await services.queries.stop();
+  server.close();
+  console.log(
+    JSON.stringify({
+      runs: RUNS,
+      blockToStreamCompletedMedianMs: round(median(streamDelay)),
+      blockToStreamCompletedMaxMs: round(Math.max(...streamDelay)),
+      blockToWebhookCompletedMedianMs: round(median(pushDelay)),
+      blockToWebhookCompletedMaxMs: round(Math.max(...pushDelay)),
+    }),
+  );
+} finally {
+  webhook.close();
+  await store.close();
+  await chain.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
