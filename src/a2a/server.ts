@@ -123,8 +123,10 @@ export const a2aDocs: RouteDoc[] = [
     path: A2A_PATH,
     summary: 'A2A JSON-RPC 2.0 endpoint (A2A v1.0 and v0.3)',
     description:
-      'A2A v1.0 methods (SendMessage, SendStreamingMessage, GetTask, CancelTask, ...) with header A2A-Version: 1.0; ' +
-      'v0.3 methods (message/send, message/stream, tasks/get, tasks/cancel) without the header. Intents: ' +
+      'A2A v1.0 methods (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask and the ' +
+      'push notification config methods) with header A2A-Version: 1.0; v0.3 methods (message/send, message/stream, ' +
+      'tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/*) without the header. ' +
+      'Push notification webhooks must be public https URLs unless the operator allows private networks. Intents: ' +
       '{"intent": "verify", "agentId": 5, "network": "testnet"} as a data part, JSON in a text part, or plain text. ' +
       'Protocol errors are JSON-RPC error objects with HTTP 200.',
     tags: ['A2A'],
