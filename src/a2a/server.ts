@@ -6,7 +6,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler, type User } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { RouteDoc } from '../http/openapi/route-doc.js';
@@ -19,6 +19,7 @@ import { RegistryAgentExecutor, type ExecutorOptions } from './executor.js';
 import { KeyValuePushConfigStore } from './push-config-store.js';
 import type { PushTargetPolicy, Resolver } from './push-destination.js';
 import { WebhookPushSender } from './push-sender.js';
+import { RegistryRequestHandler } from './request-handler.js';
 
 export interface A2aOptions extends ExecutorOptions {
   publicUrl: string;
@@ -77,7 +78,7 @@ export function a2aRoutes(services: Services, options: A2aOptions): A2aRuntime {
   const taskStore = new KeyValueTaskStore(options.store);
   // tasks left open by a previous process follow their sessions again (and notify their webhooks)
   void executor.resume(taskStore).catch((err: unknown) => options.logger.error({ err }, 'open A2A tasks could not be resumed'));
-  const requestHandler = new DefaultRequestHandler(card, taskStore, executor, new DefaultExecutionEventBusManager(), pushConfigs, push);
+  const requestHandler = new RegistryRequestHandler(card, taskStore, executor, new DefaultExecutionEventBusManager(), pushConfigs, push);
   const legacyCompat = { enabled: true };
   const cardHandler = agentCardHandler({ agentCardProvider: requestHandler, legacyCompat });
   // No authentication exists (interface); the "user" is the client's address, which the session limit counts.

@@ -145,6 +145,20 @@ describe('A2A endpoint', () => {
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32001 } });
   });
 
+  it.each([
+    ['v0.3 message/send without parts', {}, 'message/send', { message: { kind: 'message', messageId: 'p-1', role: 'user', parts: [] } }, /at least one part/],
+    ['v1.0 SendMessage without parts', { 'A2A-Version': '1.0' }, 'SendMessage', { message: { messageId: 'p-2', role: 'ROLE_USER', parts: [] } }, /at least one part/],
+    ['a message from the agent role', {}, 'message/send', { message: { kind: 'message', messageId: 'p-3', role: 'agent', parts: [{ kind: 'text', text: 'help' }] } }, /role must be user/],
+    ['a negative historyLength on send', {}, 'message/send', { message: { kind: 'message', messageId: 'p-4', role: 'user', parts: [{ kind: 'text', text: 'help' }] }, configuration: { historyLength: -2 } }, /historyLength/],
+    ['a negative historyLength on tasks/get', {}, 'tasks/get', { id: 'any', historyLength: -1 }, /historyLength/],
+    ['a page size over 100', { 'A2A-Version': '1.0' }, 'ListTasks', { pageSize: 500 }, /pageSize must be 1 to 100/],
+  ])('%s is a JSON-RPC invalid-params error saying what to fix', async (_name, headers, method, params, message) => {
+    const res = await request(app).post('/api/a2a').set(headers).send({ jsonrpc: '2.0', id: 'bad', method, params });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 'bad', error: { code: -32602 } });
+    expect(res.body.error.message).toMatch(message);
+  });
+
   it('serves the card at both well-known paths and on GET /api/a2a, v1.0 with the header', async () => {
     for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
       const res = await request(app).get(path).set('A2A-Version', '1.0');
