@@ -469,3 +469,33 @@ describe('A2A session creations count against the per-address limit', () => {
     expect(data).toMatchObject({ status: 429, intent: 'register', error: expect.stringContaining('Too many session creations') });
   });
 });
+
+describe('A2A open session tasks are capped', () => {
+  let networks: TestNetworks;
+  let app: Express;
+  beforeAll(async () => {
+    networks = await deployTestNetworks();
+    app = testApp(networks.chains, { a2a: { maxOpenTasks: 2 } }).app;
+  });
+  afterAll(() => a2aExecutorOf(app)?.stop());
+
+  const register = (id: number) =>
+    request(app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: `cap-${id}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
+      });
+
+  it('refuses a register beyond the cap with a 503 error part, and accepts again once a task ends', async () => {
+    const first = await register(1);
+    expect((await register(2)).body.result.kind).toBe('task');
+    const refused = await register(3);
+    const data = (refused.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
+    expect(data).toMatchObject({ status: 503, intent: 'register', error: expect.stringContaining('2 open sessions') });
+    await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 4, method: 'tasks/cancel', params: { id: first.body.result.id } });
+    expect((await register(5)).body.result.kind).toBe('task');
+  });
+});
