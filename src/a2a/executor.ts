@@ -21,9 +21,12 @@ import type { KeyValueStore } from '../store/key-value-store.js';
 import { ServiceError } from '../core/errors.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { Services } from '../services/index.js';
+import type { OpenedSession } from '../services/session-flow.js';
 import type { SessionView } from '../services/session-view.js';
 import { skills } from './agent-card.js';
-import { INTENTS, parseIntent, type InputPart, type IntentRequest } from './intents.js';
+import { rateLimitKeyOf } from './client-address.js';
+import { OPEN_STATES } from './task-store.js';
+import { INTENTS, inputParts, parseIntent, type IntentRequest } from './intents.js';
 
 export interface ExecutorOptions {
   /**
@@ -50,19 +53,6 @@ const dataPart = (value: object): Part => ({
   filename: '',
   mediaType: 'application/json',
 });
-
-/** The caller's parts as the intent parser reads them (files and URLs are ignored). */
-function inputParts(message: Message | undefined): InputPart[] {
-  const parts: InputPart[] = [];
-  for (const part of message?.parts ?? []) {
-    const content = part.content;
-    if (content?.$case === 'text') parts.push({ kind: 'text', text: content.value });
-    else if (content?.$case === 'data' && content.value && typeof content.value === 'object' && !Array.isArray(content.value)) {
-      parts.push({ kind: 'data', data: content.value as Record<string, unknown> });
-    }
-  }
-  return parts;
-}
 
 /** Waits `ms`, or less when `signal` aborts or the function handed to `setWake` is called. */
 const sleep = (ms: number, signal: AbortSignal, setWake: (wake: (() => void) | undefined) => void) =>
@@ -227,7 +217,7 @@ export class RegistryAgentExecutor implements AgentExecutor {
   async #countSessionCreation(ctx: RequestContext): Promise<void> {
     const limit = this.#sessionLimit;
     if (!limit) return;
-    const client = ctx.context.user?.userName || 'unknown';
+    const client = rateLimitKeyOf(ctx.context.user);
     const { count } = await limit.store.increment(`ratelimit:session-creation:${client}`, limit.windowMs);
     if (count > limit.limit) {
       throw new ServiceError(
@@ -239,43 +229,34 @@ export class RegistryAgentExecutor implements AgentExecutor {
 
   /** register / deregister: a Task with the session's artifact, following the session until it ends. */
   async #sessionTask(ctx: RequestContext, bus: ExecutionEventBus, request: IntentRequest): Promise<void> {
-    const { fields } = request;
-    const str = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined);
-    if (request.intent === 'register' && !str('mode')) {
+    if (request.intent === 'register' && typeof request.fields['mode'] !== 'string') {
       const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
       return this.#reply(ctx, bus, message, { error: message, missing: ['mode'], intent: 'register' });
     }
     if (this.#running.size >= this.#maxOpenTasks) {
       throw new ServiceError(503, `The service is following ${this.#maxOpenTasks} open sessions, its most; try again in a few minutes`);
     }
-    await this.#countSessionCreation(ctx);
-    const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? (fields['disclosures'] as object) : undefined;
-    const session =
-      request.intent === 'register'
-        ? await this.services.registration.start({
-            mode: str('mode')!,
-            network: request.network,
-            ...optional('humanAddress', str('humanAddress') ?? str('address')),
-            ...optional('agentAddress', str('agentAddress')),
-            ...optional('agentSignature', str('agentSignature')),
-            ...optional('ed25519Pubkey', str('ed25519Pubkey')),
-            ...optional('ed25519Signature', str('ed25519Signature')),
-            ...(disclosures ? { disclosures } : {}),
-          })
-        : await this.services.deregistration.start({
-            network: request.network,
-            ...optional('agentAddress', str('agentAddress') ?? str('address')),
-            ...(disclosures ? { disclosures } : {}),
-          });
-
     const taskId = ctx.taskId;
     const contextId = ctx.contextId;
+    // the slot is taken before anything is awaited, so concurrent requests cannot overshoot the cap
+    const controller = new AbortController();
+    this.#running.set(taskId, { controller, contextId });
+    let session: OpenedSession;
+    try {
+      await this.#countSessionCreation(ctx);
+      session = await this.#openSession(request);
+    } catch (error) {
+      this.#running.delete(taskId);
+      throw error;
+    }
+
     const status = (state: TaskState, text: string, data?: object) => ({
       state,
       message: this.#message(ctx, data ? [textPart(text), dataPart(data)] : [textPart(text)], taskId),
       timestamp: new Date().toISOString(),
     });
     const { qrImageBase64: _png, ...sessionFields } = session;
+    const follow: FollowedSession = { intent: request.intent as FollowedSession['intent'], network: request.network, sessionToken: session.sessionToken, stage: session.stage };
     const task: Task = {
       id: taskId,
       contextId,
@@ -291,12 +272,9 @@ export class RegistryAgentExecutor implements AgentExecutor {
         },
       ],
       history: [ctx.userMessage],
-      metadata: { [SESSION_METADATA]: { intent: request.intent, network: request.network, sessionToken: session.sessionToken, stage: session.stage } },
+      metadata: { [SESSION_METADATA]: follow },
     };
     bus.publish(AgentEvent.task(task));
-
-    const controller = new AbortController();
-    this.#running.set(taskId, { controller, contextId });
     const update = (state: TaskState, text: string, data?: object) =>
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, text, data), metadata: undefined }));
 
@@ -305,12 +283,35 @@ export class RegistryAgentExecutor implements AgentExecutor {
     update(TaskState.TASK_STATE_AUTH_REQUIRED, session.humanInstructions.join(' '), sessionFields);
 
     try {
-      const follow = { intent: request.intent as 'register' | 'deregister', network: request.network, sessionToken: session.sessionToken, stage: session.stage };
       await this.#follow(follow, controller.signal, update);
     } finally {
       this.#running.delete(taskId);
       if (!controller.signal.aborted) bus.finished();
     }
+  }
+
+  /** Starts the register or deregister session the request describes, as POST /api/agent/{register,deregister} does. */
+  #openSession(request: IntentRequest): Promise<OpenedSession> {
+    const { fields } = request;
+    const str = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined);
+    const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? (fields['disclosures'] as object) : undefined;
+    if (request.intent === 'register') {
+      return this.services.registration.start({
+        mode: str('mode')!,
+        network: request.network,
+        ...optional('humanAddress', str('humanAddress') ?? str('address')),
+        ...optional('agentAddress', str('agentAddress')),
+        ...optional('agentSignature', str('agentSignature')),
+        ...optional('ed25519Pubkey', str('ed25519Pubkey')),
+        ...optional('ed25519Signature', str('ed25519Signature')),
+        ...(disclosures ? { disclosures } : {}),
+      });
+    }
+    return this.services.deregistration.start({
+      network: request.network,
+      ...optional('agentAddress', str('agentAddress') ?? str('address')),
+      ...(disclosures ? { disclosures } : {}),
+    });
   }
 
   /** Reads the session's status when woken or every interval and reports each change, until it ends or `signal` aborts. */
@@ -393,11 +394,17 @@ export class RegistryAgentExecutor implements AgentExecutor {
       const context = new ServerCallContext();
       const update = async (state: TaskState, text: string, data?: object) => {
         const current = (await store.load(task.id, context)) ?? task;
+        // canceled meanwhile (tasks/cancel on a resumed task reaches the store, not this loop): stop here
+        if (!OPEN_STATES.has(current.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+          controller.abort();
+          return;
+        }
         const message: Message = { ...this.#agentMessage(task.contextId, data ? [textPart(text), dataPart(data)] : [textPart(text)]), taskId: task.id };
         const event: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined };
         const saved: Task = { ...current, status: event.status };
         await store.save(saved, context);
-        await this.#push?.send({ payload: { $case: 'statusUpdate', value: event } }, context, saved);
+        // delivered in the background (retries can take seconds), in order per task
+        void this.#push?.send({ payload: { $case: 'statusUpdate', value: event } }, context, saved).catch(() => undefined);
       };
       const session: FollowedSession = { intent: follow.intent, sessionToken: follow.sessionToken, stage: follow.stage ?? 'qr-ready', ...(follow.network ? { network: follow.network } : {}) };
       void this.#follow(session, controller.signal, update)

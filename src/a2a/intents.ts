@@ -1,13 +1,29 @@
 // What an A2A caller asks for, read from its message parts: a data part `{intent, network | chainId, agentId, ...}`,
 // JSON written inside a text part, or plain English with keywords ("verify agent 5 on testnet"). Pure: no I/O.
 // Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220.
+import type { Message } from '@a2a-js/sdk';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
 
 export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
 export type Intent = (typeof INTENTS)[number];
+/** The intents answered with a Task that stays open while the human acts; the others answer at once. */
+export const TASK_INTENTS: readonly Intent[] = ['register', 'deregister'];
 
 /** A message part as the executor hands it over: structured data or text. */
 export type InputPart = { kind: 'data'; data: Record<string, unknown> } | { kind: 'text'; text: string };
+
+/** The caller's parts as the intent parser reads them (files and URLs are ignored). */
+export function inputParts(message: Message | undefined): InputPart[] {
+  const parts: InputPart[] = [];
+  for (const part of message?.parts ?? []) {
+    const content = part.content;
+    if (content?.$case === 'text') parts.push({ kind: 'text', text: content.value });
+    else if (content?.$case === 'data' && content.value && typeof content.value === 'object' && !Array.isArray(content.value)) {
+      parts.push({ kind: 'data', data: content.value as Record<string, unknown> });
+    }
+  }
+  return parts;
+}
 
 export interface IntentRequest {
   intent: Intent;

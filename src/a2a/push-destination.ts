@@ -3,7 +3,7 @@
 // metadata endpoint, the operator's private network. The policy is checked twice: when a config is saved
 // (a clear error for the caller) and when the connection is made, through a DNS lookup that refuses what the
 // policy refuses, so a name that re-resolves to an internal address later still cannot be reached.
-import { lookup as dnsLookup } from 'node:dns';
+import { Resolver as DnsResolver } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 export interface PushTargetPolicy {
@@ -62,15 +62,19 @@ const NOT_PUBLIC = subnets([
   ['198.18.0.0', 15, 'ipv4'],
   ['198.51.100.0', 24, 'ipv4'],
   ['203.0.113.0', 24, 'ipv4'],
-  ['::1', 128, 'ipv6'],
-  ['64:ff9b::', 96, 'ipv6'], // NAT64
-  ['64:ff9b:1::', 48, 'ipv6'],
-  ['100::', 64, 'ipv6'], // discard
+  // inside global unicast (2000::/3, see PUBLIC_IPV6); loopback, NAT64, unique and link-local lie outside it
   ['2001::', 32, 'ipv6'], // Teredo
   ['2001:db8::', 32, 'ipv6'], // documentation
   ['2002::', 16, 'ipv6'], // 6to4
-  ['fc00::', 7, 'ipv6'], // unique local
-  ['fe80::', 10, 'ipv6'], // link-local
+]);
+
+/**
+ * Public IPv6 is global unicast (2000::/3) or an IPv4-mapped address (judged by the IPv4 rules above); the
+ * rest (IPv4-compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d, deprecated site-local fec0::/10, ...) is not.
+ */
+const PUBLIC_IPV6 = subnets([
+  ['2000::', 3, 'ipv6'],
+  ['::ffff:0:0', 96, 'ipv6'],
 ]);
 
 /** Why `address` may not receive push notifications under `policy`, or undefined when it may. */
@@ -79,16 +83,30 @@ export function refusalOf(address: string, policy: PushTargetPolicy): string | u
   if (family === 0) return `${address} is not an IP address`;
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (NEVER.check(address, type)) return `${address} is not a unicast address`;
-  if (!policy.allowPrivateNetworks && NOT_PUBLIC.check(address, type)) {
+  if (!policy.allowPrivateNetworks && (NOT_PUBLIC.check(address, type) || (type === 'ipv6' && !PUBLIC_IPV6.check(address, 'ipv6')))) {
     return `${address} is not a public address (loopback, private, link-local and reserved ranges are refused)`;
   }
   return undefined;
 }
 
-export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
-  );
+const DNS_TIMEOUT_MS = 3_000;
+const dns = new DnsResolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
+
+/**
+ * Asks DNS directly (c-ares: A and AAAA, with a timeout) rather than getaddrinfo, whose calls hold one of
+ * libuv's four threadpool threads for as long as a slow name server takes. "localhost" is loopback (RFC 6761)
+ * without asking anyone.
+ */
+export const systemResolver: Resolver = async (hostname) => {
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) {
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
+  }
+  const [v4, v6] = await Promise.all([dns.resolve4(hostname).catch(() => []), dns.resolve6(hostname).catch(() => [])]);
+  return [...v4.map((address) => ({ address, family: 4 })), ...v6.map((address) => ({ address, family: 6 }))];
+};
 
 /** The URL's host as an address or a name: brackets of IPv6 literals removed. */
 const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');

@@ -2,8 +2,8 @@
 // the body shape of the protocol version the webhook was registered over (v1.0 StreamResponse JSON, or the v0.3
 // Task / event object), one task's updates in order. Connections go through the push policy's guarded lookup
 // (push-destination.ts), follow no redirects, and give up after a timeout; a failed delivery is retried with
-// back-off when the receiver may recover (network errors, 408, 429, 5xx) and logged without the URL's query
-// or any credentials.
+// back-off when the receiver may recover (network errors, 408, 429, 5xx) and logged with the URL's origin
+// only, never its path, query or credentials.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -46,11 +46,10 @@ const taskIdOf = (response: StreamResponse): string => {
   return payload.$case === 'task' ? payload.value.id : payload.value.taskId;
 };
 
-/** Where a notification went, for logs: origin and path, never the query (it may carry a secret). */
+/** Where a notification went, for logs: the origin only (paths and queries of webhooks often hold secrets). */
 const targetOf = (url: string): string => {
   try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
+    return new URL(url).origin;
   } catch {
     return '(invalid url)';
   }
@@ -72,10 +71,16 @@ export class WebhookPushSender implements PushNotificationSender {
   async send(response: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(response);
     if (!taskId) return; // a stand-alone message: no task, no webhook
-    const configs = await this.#options.configs.loadWithMetadata(taskId, context);
-    if (configs.length === 0) return;
+    // the configs are read inside the chain too, so an update takes its place before anything is awaited
     const previous = this.#chains.get(taskId) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    const next = previous.catch(() => undefined).then(async () => {
+      let configs: StoredPushNotificationConfig[];
+      try {
+        configs = await this.#options.configs.loadWithMetadata(taskId, context);
+      } catch (err) {
+        this.#options.logger.error({ taskId, err }, 'push notification configs could not be read');
+        return;
+      }
       await Promise.all(configs.map((stored) => this.#deliver(response, stored, taskId, task)));
     });
     this.#chains.set(taskId, next);
@@ -93,10 +98,17 @@ export class WebhookPushSender implements PushNotificationSender {
 
   async #deliver(response: StreamResponse, stored: StoredPushNotificationConfig, taskId: string, task?: Task): Promise<void> {
     const { config, wireVersion } = stored;
-    const { body, contentType } = (SERIALIZERS[wireVersion] ?? SERIALIZERS['1.0']!).serialize(response, task);
+    const log = { taskId, configId: config.id, target: targetOf(config.url), event: response.payload?.$case };
+    let serialized: { body: string; contentType: string };
+    try {
+      serialized = (SERIALIZERS[wireVersion] ?? SERIALIZERS['1.0']!).serialize(response, task);
+    } catch (err) {
+      this.#options.logger.error({ ...log, err }, 'push notification could not be serialized');
+      return;
+    }
+    const { body, contentType } = serialized;
     const headers = { 'Content-Type': contentType, 'User-Agent': this.#options.userAgent, ...authHeaders(config) };
     const delays = this.#options.retryDelaysMs ?? [1_000, 5_000];
-    const log = { taskId, configId: config.id, target: targetOf(config.url), event: response.payload?.$case };
     for (let attempt = 0; ; attempt++) {
       let outcome: { status: number } | { error: Error };
       try {

@@ -1,9 +1,12 @@
 // The SDK's request handler plus the request checks the protocol expects of a server and the SDK leaves to it:
 // a message needs at least one part and comes from the user, history lengths are not negative, page sizes are
-// 1-100. Refusals are JSON-RPC invalid-params errors (-32602) that say what to fix.
+// 1-100, and a webhook given with the message is for a message that starts a task (register, deregister):
+// other intents answer at once and would leave the config behind unused. Refusals are JSON-RPC
+// invalid-params errors (-32602) that say what to fix.
 import { Role, type GetTaskRequest, type ListTasksRequest, type ListTasksResponse, type Message, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
 
 function checkHistoryLength(historyLength: number | undefined): void {
   if (historyLength !== undefined && (!Number.isInteger(historyLength) || historyLength < 0)) {
@@ -18,6 +21,15 @@ function checkSend(params: SendMessageRequest): void {
   }
   if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('message.role must be user: the caller speaks as the user');
   checkHistoryLength(params.configuration?.historyLength);
+  if (params.configuration?.taskPushNotificationConfig) {
+    const parsed = parseIntent(inputParts(message));
+    const intent = parsed.ok ? parsed.request.intent : parsed.intent;
+    if (!intent || !TASK_INTENTS.includes(intent)) {
+      throw new RequestMalformedError(
+        `A push notification config is for a message that starts a task (${TASK_INTENTS.join(', ')}); ${intent ?? 'this message'} is answered at once: send it without one`,
+      );
+    }
+  }
 }
 
 export class RegistryRequestHandler extends DefaultRequestHandler {

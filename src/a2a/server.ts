@@ -8,12 +8,13 @@ import type { Logger } from 'pino';
 import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import type { RouteDoc } from '../http/openapi/route-doc.js';
 import type { Services } from '../services/index.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
+import { SessionTokens } from '../sessions/session-token.js';
 import { SealedValues } from '../store/sealed-values.js';
-import { KeyValueTaskStore, TASK_TTL_MS } from './task-store.js';
+import { ClientAddress } from './client-address.js';
+import { KeyValueTaskStore } from './task-store.js';
 import { A2A_PATH, serviceAgentCard } from './agent-card.js';
 import { RegistryAgentExecutor, type ExecutorOptions } from './executor.js';
 import { KeyValuePushConfigStore } from './push-config-store.js';
@@ -36,15 +37,6 @@ export interface A2aOptions extends ExecutorOptions {
   pushRetryDelaysMs?: readonly number[];
 }
 
-/** An unauthenticated caller, named by its address. */
-class ClientAddress implements User {
-  constructor(readonly userName: string) {}
-
-  get isAuthenticated(): boolean {
-    return false;
-  }
-}
-
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 
 export interface A2aRuntime {
@@ -59,7 +51,9 @@ export function a2aRoutes(services: Services, options: A2aOptions): A2aRuntime {
     store: options.store,
     sealed: new SealedValues(options.secret, 'a2a-push-config'),
     policy: options.pushPolicy,
-    ttlMs: TASK_TTL_MS,
+    // a task has updates only while its session is open: its webhooks are kept twice that long, so the
+    // configs of requests that never became a task (refused, or answered at once) do not linger
+    ttlMs: 2 * SessionTokens.LIFETIME_MS,
     ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
   });
   const push = new WebhookPushSender({
@@ -82,7 +76,7 @@ export function a2aRoutes(services: Services, options: A2aOptions): A2aRuntime {
   const legacyCompat = { enabled: true };
   const cardHandler = agentCardHandler({ agentCardProvider: requestHandler, legacyCompat });
   // No authentication exists (interface); the "user" is the client's address, which the session limit counts.
-  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(ipKeyGenerator(req.ip ?? 'unknown'));
+  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');
   const rpcHandler = jsonRpcHandler({ requestHandler, userBuilder, legacyCompat });
 
   const router = Router();

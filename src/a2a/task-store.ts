@@ -17,6 +17,14 @@ const INDEX_LIMIT = 1000;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
 
+/** Task states in which a task still moves (everything but completed, failed, canceled, rejected). */
+export const OPEN_STATES: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_SUBMITTED,
+  TaskState.TASK_STATE_WORKING,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+]);
+
 const taskKey = (id: string) => `a2a:task:${id}`;
 const ownerKey = (id: string) => `a2a:task-owner:${id}`;
 const ownerOf = (context: ServerCallContext | undefined): string | undefined => context?.user?.userName || undefined;
@@ -55,6 +63,7 @@ export class KeyValueTaskStore implements TaskStore {
     const offset = /^\d+$/.test(params.pageToken) ? Number(params.pageToken) : 0;
     const page = tasks.slice(offset, offset + pageSize).map((task) => ({
       ...task,
+      metadata: undefined, // the executor's own bookkeeping
       artifacts: params.includeArtifacts ? task.artifacts : [],
       history: params.historyLength === undefined ? task.history : params.historyLength > 0 ? task.history.slice(-params.historyLength) : [],
     }));
@@ -68,11 +77,10 @@ export class KeyValueTaskStore implements TaskStore {
 
   /** Tasks not yet in a final state (submitted, working, auth-required, input-required), newest first. */
   async openTasks(): Promise<Task[]> {
-    const open = new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_AUTH_REQUIRED, TaskState.TASK_STATE_INPUT_REQUIRED]);
     const tasks: Task[] = [];
     for (const id of (await this.store.get<string[]>(INDEX_KEY)) ?? []) {
       const task = await this.load(id);
-      if (task?.status && open.has(task.status.state)) tasks.push(task);
+      if (task?.status && OPEN_STATES.has(task.status.state)) tasks.push(task);
     }
     return tasks;
   }

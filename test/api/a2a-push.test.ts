@@ -10,7 +10,7 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
+import { MAX_CONFIG_WRITES_PER_MINUTE, MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
 import { a2aExecutorOf, a2aPushOf } from '../../src/http/app.js';
 import { testApp, type TestApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
@@ -288,6 +288,25 @@ describe('A2A push notifications under the default policy', () => {
     });
     expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/10\.0\.0\.8 is not a public address/) });
     expect(a2aExecutorOf(app)!.openTasks).toBe(open);
+  });
+
+  it('refuses a webhook given with a message that is answered at once (nothing would ever be sent to it)', async () => {
+    const res = await rpc(app, 'message/send', {
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'help' }] },
+      configuration: { pushNotificationConfig: { url: 'https://93.184.215.14/hook' } },
+    });
+    expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringContaining('help is answered at once') });
+  });
+
+  it(`limits config writes to ${MAX_CONFIG_WRITES_PER_MINUTE} a minute per address`, async () => {
+    const from = (method: string, params: object) =>
+      request(app).post('/api/a2a').set('X-Forwarded-For', '203.0.113.77').send({ jsonrpc: '2.0', id: 1, method, params });
+    const sent = await from('message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER }] } });
+    const taskId = sent.body.result.id as string;
+    const set = () => from('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'same', url: 'https://93.184.215.14/hook' } });
+    for (let i = 0; i < MAX_CONFIG_WRITES_PER_MINUTE; i++) expect((await set()).body.error).toBeUndefined();
+    expect((await set()).body.error).toMatchObject({ code: -32602, message: expect.stringContaining('Too many push notification configs') });
+    await from('tasks/cancel', { id: taskId });
   });
 
   it('a config for an unknown task is a task-not-found error', async () => {

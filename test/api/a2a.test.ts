@@ -393,6 +393,22 @@ describe('A2A endpoint', () => {
     await client.cancelTask({ tenant: '', id: created.id, metadata: undefined });
   });
 
+  it('ListTasks tells IPv6 neighbours apart (the owner is the whole address, not the rate-limit /56)', async () => {
+    const v1 = (forwardedFor: string, method: string, params: object) =>
+      request(app).post('/api/a2a').set('A2A-Version', '1.0').set('X-Forwarded-For', forwardedFor).send({ jsonrpc: '2.0', id: method, method, params });
+    const sent = await v1('2001:db8:1:ab00::1', 'SendMessage', {
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] },
+    });
+    const taskId = sent.body.result.task.id as string;
+    const own = await v1('2001:db8:1:ab00::1', 'ListTasks', {});
+    const listed = (own.body.result.tasks as { id: string; metadata?: object }[]).find((task) => task.id === taskId);
+    expect(listed).toBeDefined();
+    expect(listed?.metadata ?? {}).toEqual({}); // the executor's bookkeeping (with the first session token) stays inside
+    const neighbour = await v1('2001:db8:1:abff::99', 'ListTasks', { includeArtifacts: true });
+    expect((neighbour.body.result.tasks as { id: string }[]).map((task) => task.id)).not.toContain(taskId);
+    await v1('2001:db8:1:ab00::1', 'CancelTask', { id: taskId });
+  });
+
   it('SubscribeToTask follows an open register task to completed', async () => {
     const created = (await client.sendMessage({
       tenant: '',
@@ -438,6 +454,40 @@ describe('A2A endpoint', () => {
       expect(state).toBe('completed');
     } finally {
       a2aExecutorOf(after)?.stop();
+    }
+  });
+  it('a resumed task canceled after a restart stays canceled when the human finishes anyway', async () => {
+    const before = testApp(networks.chains, { publicUrl: base });
+    const sent = await request(before.app)
+      .post('/api/a2a')
+      .send({
+        jsonrpc: '2.0',
+        id: 14,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm-14', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
+      });
+    const taskId = sent.body.result.id as string;
+    const artifact = (sent.body.result.artifacts[0].parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
+    a2aExecutorOf(before.app)!.stop();
+    const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret });
+    try {
+      const cancel = await request(after.app).post('/api/a2a').send({ jsonrpc: '2.0', id: 15, method: 'tasks/cancel', params: { id: taskId } });
+      expect(cancel.body.result.status.state).toBe('canceled');
+      await approveDeepLink(after.app, networks, String(artifact['deepLink']), { callback: false });
+      // the session completes (the chain says so) ...
+      let stage = '';
+      for (let i = 0; i < 50 && stage !== 'completed'; i++) {
+        stage = (await request(after.app).get('/api/agent/register/status').query({ token: String(artifact['sessionToken']) })).body.stage;
+        if (stage !== 'completed') await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(stage).toBe('completed');
+      // ... and the resumed loop, which woke on the registry's logs, left the canceled task alone
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(a2aExecutorOf(after.app)!.openTasks).toBe(0);
+      const got = await request(after.app).post('/api/a2a').send({ jsonrpc: '2.0', id: 16, method: 'tasks/get', params: { id: taskId } });
+      expect(got.body.result.status.state).toBe('canceled');
+    } finally {
+      a2aExecutorOf(after.app)?.stop();
     }
   });
 });
@@ -497,5 +547,37 @@ describe('A2A open session tasks are capped', () => {
     expect(data).toMatchObject({ status: 503, intent: 'register', error: expect.stringContaining('2 open sessions') });
     await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 4, method: 'tasks/cancel', params: { id: first.body.result.id } });
     expect((await register(5)).body.result.kind).toBe('task');
+  });
+});
+
+describe('A2A open-task cap under concurrent requests', () => {
+  let networks: TestNetworks;
+  let app: Express;
+  beforeAll(async () => {
+    networks = await deployTestNetworks();
+    app = testApp(networks.chains, { a2a: { maxOpenTasks: 1 } }).app;
+  });
+  afterAll(() => a2aExecutorOf(app)?.stop());
+
+  it('four registers at once from four addresses: one task, three 503 error parts', async () => {
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        request(app)
+          .post('/api/a2a')
+          .set('X-Forwarded-For', `198.51.100.${i}`)
+          .send({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'message/send',
+            params: { message: { kind: 'message', messageId: `race-${i}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
+          }),
+      ),
+    );
+    const kinds = answers.map((res) => res.body.result.kind as string);
+    expect(kinds.filter((kind) => kind === 'task')).toHaveLength(1);
+    for (const res of answers.filter((r) => r.body.result.kind === 'message')) {
+      expect((res.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data).toMatchObject({ status: 503 });
+    }
+    expect(a2aExecutorOf(app)!.openTasks).toBe(1);
   });
 });

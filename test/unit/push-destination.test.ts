@@ -24,6 +24,8 @@ describe('refusalOf', () => {
     '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
     '198.18.0.1', '192.0.2.1', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1',
     '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:a00:1::1', '2001:0:a00:1::1', '2001:db8::1',
+    // IPv6 outside global unicast: IPv4-compatible, SIIT, deprecated site-local, discard
+    '::127.0.0.1', '::ffff:0:10.0.0.1', 'fec0::1', '100::1',
   ];
   const never = ['0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '::', 'ff02::1'];
   const publicAddresses = ['8.8.8.8', '1.1.1.1', '93.184.215.14', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
@@ -151,14 +153,14 @@ describe('WebhookPushSender refuses at connect time what the policy refuses', ()
     });
   };
 
-  it('does not connect to a name rebound to loopback, and logs it without the query or token', async () => {
+  it('does not connect to a name rebound to loopback, and logs it with the origin only, without the token', async () => {
     const logs: string[] = [];
-    await senderFor(`http://rebound.example:${port}/hook?key=abc`, strict, logs).send(statusUpdate, new ServerCallContext());
+    await senderFor(`http://rebound.example:${port}/hooks/T0001/SECRET?key=abc`, strict, logs).send(statusUpdate, new ServerCallContext());
     expect(received).toHaveLength(0);
     const line = JSON.parse(logs.find((l) => l.includes('not delivered'))!) as Record<string, unknown>;
-    expect(line).toMatchObject({ taskId: 'task-1', target: `http://rebound.example:${port}/hook`, attempts: 1 });
+    expect(line).toMatchObject({ taskId: 'task-1', target: `http://rebound.example:${port}`, attempts: 1 });
     expect(String(line['reason'])).toMatch(/127\.0\.0\.1 is not a public address/);
-    expect(logs.join('')).not.toMatch(/key=abc|secret-token/);
+    expect(logs.join('')).not.toMatch(/SECRET|key=abc|secret-token/);
   });
 
   it('delivers to the same name when private networks are allowed, with the token header', async () => {
