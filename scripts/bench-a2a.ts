@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Role, TaskState, type Part } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { a2aExecutorOf, createApp } from '../src/http/app.js';
 import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
@@ -22,7 +21,7 @@ import { startLocalSystem } from './local-system.js';
 const RUNS = Number(process.env['RUNS'] ?? 20);
 const dir = mkdtempSync(join(tmpdir(), 'bench-a2a-'));
 const system = await startLocalSystem();
-const { chain, client, attester, deployment, local } = system;
+const { chain, client, attester } = system;
 const store = new SqliteStore(join(dir, 'store.sqlite'));
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -43,13 +42,7 @@ await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
 const webhookUrl = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/hook`;
 
 try {
-  const gateway = createNetworkGateway('testnet', {
-    clientOptions: local,
-    contracts: deployment.contracts,
-    registryDeployBlock: deployment.registryDeployBlock,
-    embedded: true,
-  });
-  const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
+  const chains = system.gateway();
   const secret = randomBytes(32);
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -28,7 +28,6 @@ import autocannon from 'autocannon';
 import express, { type Express } from 'express';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
 import { addressAgentKey } from '../src/core/agent-key.js';
 import { linkedRegistrationData } from '../src/core/registration-data.js';
@@ -131,7 +130,7 @@ const servers: Server[] = [];
 const queryServices: AgentQueryService[] = [];
 try {
   // ---- chain: contracts and one registered agent (linked mode: an agent key signed for a human)
-  const { local, client, attester, deployment, newWallet } = system;
+  const { client, attester, deployment, newWallet } = system;
   const registry = new RegistryGateway(client, deployment.contracts.registry);
   const agent = privateKeyToAccount(generatePrivateKey());
   const human = privateKeyToAccount(generatePrivateKey()).address;
@@ -162,13 +161,7 @@ try {
   const logger = pino({ level: LOG_LEVEL, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
   const instance = async (cached: boolean) => {
     const metrics = new Metrics();
-    const gateway = createNetworkGateway('testnet', {
-      clientOptions: { ...local, onRequest: () => metrics.rpcRequest('testnet') },
-      contracts: deployment.contracts,
-      registryDeployBlock: deployment.registryDeployBlock,
-      embedded: true,
-    });
-    const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
+    const chains = system.gateway(() => metrics.rpcRequest('testnet'));
     const store = new MemoryStore();
     const publicUrl = 'http://127.0.0.1';
     const secret = randomBytes(32);

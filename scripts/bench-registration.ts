@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { createApp } from '../src/http/app.js';
 import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
@@ -19,7 +18,7 @@ import { startLocalSystem } from './local-system.js';
 const RUNS = Number(process.env['RUNS'] ?? 40);
 const dir = mkdtempSync(join(tmpdir(), 'bench-registration-'));
 const system = await startLocalSystem();
-const { chain, client, attester, deployment, local } = system;
+const { chain, client, attester } = system;
 const store = new SqliteStore(join(dir, 'store.sqlite'));
 
 const median = (values: number[]): number => {
@@ -29,13 +28,7 @@ const median = (values: number[]): number => {
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
 try {
-  const gateway = createNetworkGateway('testnet', {
-    clientOptions: local,
-    contracts: deployment.contracts,
-    registryDeployBlock: deployment.registryDeployBlock,
-    embedded: true,
-  });
-  const chains = new ChainGateway({ mainnet: gateway, testnet: gateway });
+  const chains = system.gateway();
   const secret = randomBytes(32);
   const services = createServices({
     chains,

@@ -1,5 +1,6 @@
 // What every benchmark starts from: a fresh in-memory local chain with our contracts, and funded wallets.
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { createChainClient, createChainWallet, type ChainClient, type ChainWallet, type ClientOptions } from '../src/chain/clients.js';
 import { deployContracts, type Deployment } from '../src/chain/deploy.js';
 import { startDevChain, type DevChain } from '../src/chain/devchain.js';
@@ -13,6 +14,8 @@ export interface LocalSystem {
   attester: PrivateKeyAccount;
   deployment: Deployment;
   newWallet(): Promise<ChainWallet>;
+  /** The service's gateway over this chain, serving both networks; `onRequest` counts RPC round trips. */
+  gateway(onRequest?: () => void): ChainGateway;
 }
 
 export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem> {
@@ -27,5 +30,14 @@ export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem>
   };
   const attester = privateKeyToAccount(generatePrivateKey());
   const deployment = await deployContracts({ client, wallet: await newWallet(), attester: attester.address });
-  return { chain, local, client, attester, deployment, newWallet };
+  const gateway = (onRequest?: () => void): ChainGateway => {
+    const network = createNetworkGateway('testnet', {
+      clientOptions: onRequest ? { ...local, onRequest } : local,
+      contracts: deployment.contracts,
+      registryDeployBlock: deployment.registryDeployBlock,
+      embedded: true,
+    });
+    return new ChainGateway({ mainnet: network, testnet: network });
+  };
+  return { chain, local, client, attester, deployment, newWallet, gateway };
 }

@@ -5,13 +5,14 @@
 // refusing internal and clear-text destinations with JSON-RPC errors.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CONFIG_WRITES_PER_MINUTE, MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
 import { a2aExecutorOf, a2aPushOf } from '../../src/http/app.js';
+import { dataPart, openRegisterTask, REGISTER_TESTNET, rpc, userMessage } from '../support/a2a.js';
 import { testApp, type TestApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
@@ -60,31 +61,6 @@ class Receiver {
   }
 }
 
-const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
-const userMessage = (parts: Part[]): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-
-const REGISTER = { intent: 'register', mode: 'wallet-free', network: 'testnet' };
-
-/** A raw v0.3 JSON-RPC call (no A2A-Version header). */
-const rpc = (app: Express, method: string, params: object) => request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 1, method, params });
-
-/** A v0.3 register task: its id and deep link. */
-async function openRegisterTask(app: Express): Promise<{ taskId: string; deepLink: string }> {
-  const res = await rpc(app, 'message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER }] } });
-  expect(res.body.result?.kind, JSON.stringify(res.body)).toBe('task');
-  const data = (res.body.result.artifacts[0].parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
-  return { taskId: res.body.result.id as string, deepLink: String(data['deepLink']) };
-}
-
 describe('A2A push notifications to a webhook on this machine', () => {
   let networks: TestNetworks;
   let t: TestApp;
@@ -122,7 +98,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const path = '/v1-hook';
     const result = await client.sendMessage({
       tenant: '',
-      message: userMessage([dataPart(REGISTER)]),
+      message: userMessage([dataPart(REGISTER_TESTNET)]),
       configuration: {
         acceptedOutputModes: [],
         taskPushNotificationConfig: {
@@ -141,7 +117,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const task = result as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
     const deepLink = String((task.artifacts[0]!.parts[0]!.content as { value: Record<string, unknown> }).value['deepLink']);
-    await approveDeepLink(t.app, networks, deepLink, { callback: false });
+    await approveDeepLink(t.app, networks, String(deepLink), { callback: false });
 
     const completed = (d: Delivery) => (d.body['statusUpdate'] as { status?: { state?: string } } | undefined)?.status?.state === 'TASK_STATE_COMPLETED';
     const deliveries = await receiver.waitFor(path, (all) => all.some(completed));
@@ -160,7 +136,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
 
   it('v0.3: set, get and list a config, then the webhook gets v0.3 Task bodies with the token header', async () => {
     const path = '/v03-hook';
-    const { taskId, deepLink } = await openRegisterTask(t.app);
+    const { taskId, artifact: { deepLink } } = await openRegisterTask(t.app);
     const set = await rpc(t.app, 'tasks/pushNotificationConfig/set', {
       taskId,
       pushNotificationConfig: { id: 'hook-1', url: `${receiver.url}${path}`, token: 'v03-token' },
@@ -171,7 +147,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const list = await rpc(t.app, 'tasks/pushNotificationConfig/list', { id: taskId });
     expect(list.body.result).toHaveLength(1);
 
-    await approveDeepLink(t.app, networks, deepLink, { callback: false });
+    await approveDeepLink(t.app, networks, String(deepLink), { callback: false });
     const deliveries = await receiver.waitFor(path, (all) => all.some((d) => (d.body['status'] as { state?: string })?.state === 'completed'));
     const last = deliveries.at(-1)!;
     expect(last.headers['x-a2a-notification-token']).toBe('v03-token');
@@ -216,7 +192,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const path = '/restart-hook';
     const before = testApp(networks.chains, { publicUrl: 'http://127.0.0.1:1', pushPolicy: { allowPrivateNetworks: true } });
     apps.push(before.app);
-    const { taskId, deepLink } = await openRegisterTask(before.app);
+    const { taskId, artifact: { deepLink } } = await openRegisterTask(before.app);
     await rpc(before.app, 'tasks/pushNotificationConfig/set', {
       taskId,
       pushNotificationConfig: { url: `${receiver.url}${path}?key=in-query`, authentication: { schemes: ['Bearer'], credentials: 'restart-secret' } },
@@ -236,7 +212,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     apps.push(after.app);
     const list = await rpc(after.app, 'tasks/pushNotificationConfig/list', { id: taskId });
     expect(list.body.result[0].pushNotificationConfig).toMatchObject({ url: `${receiver.url}${path}?key=in-query` });
-    await approveDeepLink(after.app, networks, deepLink, { callback: false });
+    await approveDeepLink(after.app, networks, String(deepLink), { callback: false });
     const deliveries = await receiver.waitFor(`${path}?key=in-query`, (all) => all.some((d) => (d.body['status'] as { state?: string })?.state === 'completed'));
     expect(deliveries.at(-1)!.headers['authorization']).toBe('Bearer restart-secret');
     expect(deliveries.at(-1)!.body).toMatchObject({ kind: 'task', id: taskId });
@@ -283,7 +259,7 @@ describe('A2A push notifications under the default policy', () => {
   it('refuses a private URL given inline with message/send before any task starts', async () => {
     const open = a2aExecutorOf(app)!.openTasks;
     const res = await rpc(app, 'message/send', {
-      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER }] },
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] },
       configuration: { blocking: false, pushNotificationConfig: { url: 'https://10.0.0.8/hook' } },
     });
     expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/10\.0\.0\.8 is not a public address/) });
@@ -299,10 +275,8 @@ describe('A2A push notifications under the default policy', () => {
   });
 
   it(`limits config writes to ${MAX_CONFIG_WRITES_PER_MINUTE} a minute per address`, async () => {
-    const from = (method: string, params: object) =>
-      request(app).post('/api/a2a').set('X-Forwarded-For', '203.0.113.77').send({ jsonrpc: '2.0', id: 1, method, params });
-    const sent = await from('message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER }] } });
-    const taskId = sent.body.result.id as string;
+    const from = (method: string, params: object) => rpc(app, method, params, '203.0.113.77');
+    const { taskId } = await openRegisterTask(app, '203.0.113.77');
     const set = () => from('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'same', url: 'https://93.184.215.14/hook' } });
     for (let i = 0; i < MAX_CONFIG_WRITES_PER_MINUTE; i++) expect((await set()).body.error).toBeUndefined();
     expect((await set()).body.error).toMatchObject({ code: -32602, message: expect.stringContaining('Too many push notification configs') });

@@ -5,12 +5,13 @@
 // v0.3 wire. test/api/a2a.test.ts covers the v1.0 client and raw v0.3 JSON-RPC; this file covers the v0.3 client.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { a2aExecutorOf } from '../../src/http/app.js';
+import { dataOf, dataPart, userMessage } from '../support/a2a.js';
 import type { Services } from '../../src/services/index.js';
 import { DEFAULT_REJECT_REASON, reject } from '../../src/identity-app/app.js';
 import { expectSubmitted, registerLinked, type RegisteredAgent } from '../support/agents.js';
@@ -22,25 +23,7 @@ const TESTNET = 11142220;
 
 type Data = Record<string, unknown>;
 
-const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
-
-const userMessage = (data: object): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [dataPart(data)],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-
-const sendRequest = (data: object) => ({ tenant: '', message: userMessage(data), configuration: undefined, metadata: undefined });
-
-const dataOf = (parts: Part[] | undefined): Data => {
-  const part = parts?.find((p) => p.content?.$case === 'data');
-  return (part?.content?.value ?? {}) as Data;
-};
+const sendRequest = (data: object) => ({ tenant: '', message: userMessage([dataPart(data)]), configuration: undefined, metadata: undefined });
 
 const without = (data: Data, keys: readonly string[]): Data => Object.fromEntries(Object.entries(data).filter(([key]) => !keys.includes(key)));
 

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -19,25 +20,6 @@ import { hasSharedFile, readSharedJson } from '../support/shared.js';
 import { Ajv } from 'ajv';
 
 const TESTNET = 11142220;
-
-const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
-
-const userMessage = (parts: Part[]): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-
-const dataOf = (parts: Part[] | undefined): Record<string, unknown> => {
-  const part = parts?.find((p) => p.content?.$case === 'data');
-  return (part?.content?.value ?? {}) as Record<string, unknown>;
-};
 
 describe('A2A endpoint', () => {
   let networks: TestNetworks;
@@ -313,13 +295,7 @@ describe('A2A endpoint', () => {
     }
     const artifact = task.artifacts[0]!.parts.find((p) => p.kind === 'data')!.data;
     await approveDeepLink(app, networks, String(artifact['deepLink']));
-    let state = '';
-    for (let i = 0; i < 50 && state !== 'completed'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const got = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { id: task.id } });
-      state = got.body.result?.status?.state;
-    }
-    expect(state).toBe('completed');
+    expect(await waitForTaskState(app, task.id, 'completed')).toBe('completed');
   });
 
   it('v0.3 tasks/cancel cancels an open register task', async () => {
@@ -431,47 +407,24 @@ describe('A2A endpoint', () => {
 
   it('an open register task completes after a restart of the service (task store on the store port)', async () => {
     const before = testApp(networks.chains, { publicUrl: base });
-    const send = await request(before.app)
-      .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 12,
-        method: 'message/send',
-        params: { message: { kind: 'message', messageId: 'm-12', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
-      });
-    const taskId = send.body.result.id as string;
-    const deepLink = (send.body.result.artifacts[0].parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data['deepLink'];
+    const { taskId, artifact } = await openRegisterTask(before.app);
     a2aExecutorOf(before.app)!.stop(); // the old process is gone
     const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret }).app;
     try {
-      await approveDeepLink(after, networks, String(deepLink));
-      let state = '';
-      for (let i = 0; i < 50 && state !== 'completed'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const got = await request(after).post('/api/a2a').send({ jsonrpc: '2.0', id: 13, method: 'tasks/get', params: { id: taskId } });
-        state = got.body.result?.status?.state;
-      }
-      expect(state).toBe('completed');
+      await approveDeepLink(after, networks, String(artifact['deepLink']));
+      expect(await waitForTaskState(after, taskId, 'completed')).toBe('completed');
     } finally {
       a2aExecutorOf(after)?.stop();
     }
   });
+
   it('a resumed task canceled after a restart stays canceled when the human finishes anyway', async () => {
     const before = testApp(networks.chains, { publicUrl: base });
-    const sent = await request(before.app)
-      .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 14,
-        method: 'message/send',
-        params: { message: { kind: 'message', messageId: 'm-14', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
-      });
-    const taskId = sent.body.result.id as string;
-    const artifact = (sent.body.result.artifacts[0].parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
+    const { taskId, artifact } = await openRegisterTask(before.app);
     a2aExecutorOf(before.app)!.stop();
     const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret });
     try {
-      const cancel = await request(after.app).post('/api/a2a').send({ jsonrpc: '2.0', id: 15, method: 'tasks/cancel', params: { id: taskId } });
+      const cancel = await rpc(after.app, 'tasks/cancel', { id: taskId });
       expect(cancel.body.result.status.state).toBe('canceled');
       await approveDeepLink(after.app, networks, String(artifact['deepLink']), { callback: false });
       // the session completes (the chain says so) ...
@@ -484,8 +437,7 @@ describe('A2A endpoint', () => {
       // ... and the resumed loop, which woke on the registry's logs, left the canceled task alone
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(a2aExecutorOf(after.app)!.openTasks).toBe(0);
-      const got = await request(after.app).post('/api/a2a').send({ jsonrpc: '2.0', id: 16, method: 'tasks/get', params: { id: taskId } });
-      expect(got.body.result.status.state).toBe('canceled');
+      expect((await rpc(after.app, 'tasks/get', { id: taskId })).body.result.status.state).toBe('canceled');
     } finally {
       a2aExecutorOf(after.app)?.stop();
     }
@@ -502,82 +454,40 @@ describe('A2A session creations count against the per-address limit', () => {
   afterAll(() => a2aExecutorOf(app)?.stop());
 
   it('answers the 11th register from one address within a minute with a 429 error part', async () => {
-    const send = (id: number) =>
-      request(app)
-        .post('/api/a2a')
-        .set('x-forwarded-for', '203.0.113.7')
-        .send({
-          jsonrpc: '2.0',
-          id,
-          method: 'message/send',
-          params: { message: { kind: 'message', messageId: `limit-${id}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
-        });
-    for (let i = 1; i <= SESSION_CREATION_LIMIT; i++) expect((await send(i)).body.result.kind).toBe('task');
-    const refused = await send(99);
+    for (let i = 1; i <= SESSION_CREATION_LIMIT; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.kind).toBe('task');
+    const refused = await sendRegister(app, '203.0.113.7');
     expect(refused.status).toBe(200);
-    const data = (refused.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
-    expect(data).toMatchObject({ status: 429, intent: 'register', error: expect.stringContaining('Too many session creations') });
+    expect(legacyDataOf(refused.body.result)).toMatchObject({ status: 429, intent: 'register', error: expect.stringContaining('Too many session creations') });
   });
 });
 
 describe('A2A open session tasks are capped', () => {
   let networks: TestNetworks;
   let app: Express;
+  let racing: Express;
   beforeAll(async () => {
     networks = await deployTestNetworks();
     app = testApp(networks.chains, { a2a: { maxOpenTasks: 2 } }).app;
+    racing = testApp(networks.chains, { a2a: { maxOpenTasks: 1 } }).app;
   });
-  afterAll(() => a2aExecutorOf(app)?.stop());
-
-  const register = (id: number) =>
-    request(app)
-      .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id,
-        method: 'message/send',
-        params: { message: { kind: 'message', messageId: `cap-${id}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
-      });
+  afterAll(() => {
+    a2aExecutorOf(app)?.stop();
+    a2aExecutorOf(racing)?.stop();
+  });
 
   it('refuses a register beyond the cap with a 503 error part, and accepts again once a task ends', async () => {
-    const first = await register(1);
-    expect((await register(2)).body.result.kind).toBe('task');
-    const refused = await register(3);
-    const data = (refused.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data;
-    expect(data).toMatchObject({ status: 503, intent: 'register', error: expect.stringContaining('2 open sessions') });
-    await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 4, method: 'tasks/cancel', params: { id: first.body.result.id } });
-    expect((await register(5)).body.result.kind).toBe('task');
+    const first = await openRegisterTask(app);
+    await openRegisterTask(app);
+    const refused = await sendRegister(app);
+    expect(legacyDataOf(refused.body.result)).toMatchObject({ status: 503, intent: 'register', error: expect.stringContaining('2 open sessions') });
+    await rpc(app, 'tasks/cancel', { id: first.taskId });
+    expect((await sendRegister(app)).body.result.kind).toBe('task');
   });
-});
-
-describe('A2A open-task cap under concurrent requests', () => {
-  let networks: TestNetworks;
-  let app: Express;
-  beforeAll(async () => {
-    networks = await deployTestNetworks();
-    app = testApp(networks.chains, { a2a: { maxOpenTasks: 1 } }).app;
-  });
-  afterAll(() => a2aExecutorOf(app)?.stop());
 
   it('four registers at once from four addresses: one task, three 503 error parts', async () => {
-    const answers = await Promise.all(
-      [1, 2, 3, 4].map((i) =>
-        request(app)
-          .post('/api/a2a')
-          .set('X-Forwarded-For', `198.51.100.${i}`)
-          .send({
-            jsonrpc: '2.0',
-            id: i,
-            method: 'message/send',
-            params: { message: { kind: 'message', messageId: `race-${i}`, role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] } },
-          }),
-      ),
-    );
-    const kinds = answers.map((res) => res.body.result.kind as string);
-    expect(kinds.filter((kind) => kind === 'task')).toHaveLength(1);
-    for (const res of answers.filter((r) => r.body.result.kind === 'message')) {
-      expect((res.body.result.parts as { kind: string; data: Record<string, unknown> }[]).find((p) => p.kind === 'data')!.data).toMatchObject({ status: 503 });
-    }
-    expect(a2aExecutorOf(app)!.openTasks).toBe(1);
+    const answers = await Promise.all([1, 2, 3, 4].map((i) => sendRegister(racing, `198.51.100.${i}`)));
+    expect(answers.filter((res) => res.body.result.kind === 'task')).toHaveLength(1);
+    for (const res of answers.filter((r) => r.body.result.kind === 'message')) expect(legacyDataOf(res.body.result)).toMatchObject({ status: 503 });
+    expect(a2aExecutorOf(racing)!.openTasks).toBe(1);
   });
 });

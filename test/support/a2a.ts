@@ -1,0 +1,60 @@
+// What the A2A tests share: building the SDK's v1.0 message parts, reading data parts back, and raw v0.3
+// JSON-RPC calls (no A2A-Version header) for opening a register task and waiting on its state.
+import { Role, type Message, type Part } from '@a2a-js/sdk';
+import type { Express } from 'express';
+import request from 'supertest';
+
+export const REGISTER_TESTNET = { intent: 'register', mode: 'wallet-free', network: 'testnet' } as const;
+
+export const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
+export const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+
+export const userMessage = (parts: Part[]): Message => ({
+  messageId: crypto.randomUUID(),
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts,
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+});
+
+/** The first data part's value (v1.0 shape), or {}. */
+export const dataOf = (parts: Part[] | undefined): Record<string, unknown> => {
+  const part = parts?.find((p) => p.content?.$case === 'data');
+  return (part?.content?.value ?? {}) as Record<string, unknown>;
+};
+
+/** A raw v0.3 JSON-RPC call (no A2A-Version header), optionally from another client address. */
+export const rpc = (app: Express, method: string, params: object, forwardedFor?: string) => {
+  const req = request(app).post('/api/a2a');
+  if (forwardedFor) req.set('X-Forwarded-For', forwardedFor);
+  return req.send({ jsonrpc: '2.0', id: 1, method, params });
+};
+
+/** A v0.3 message/send of a testnet register intent: the raw answer (a task, or a message with an error part). */
+export const sendRegister = (app: Express, forwardedFor?: string) =>
+  rpc(app, 'message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] } }, forwardedFor);
+
+/** The data part of a v0.3 answer's message (an error part when a register is refused). */
+export const legacyDataOf = (result: { parts: { kind: string; data?: Record<string, unknown> }[] }): Record<string, unknown> =>
+  result.parts.find((p) => p.kind === 'data')?.data ?? {};
+
+/** A v0.3 register task opened with message/send: its id and its artifact's data (deepLink, sessionToken, ...). */
+export async function openRegisterTask(app: Express, forwardedFor?: string): Promise<{ taskId: string; artifact: Record<string, unknown> }> {
+  const res = await sendRegister(app, forwardedFor);
+  if (res.body.result?.kind !== 'task') throw new Error(`no task: ${JSON.stringify(res.body)}`);
+  const artifact = legacyDataOf(res.body.result.artifacts[0]);
+  return { taskId: res.body.result.id as string, artifact };
+}
+
+/** The task's v0.3 state once it is `state`, or the last one seen after 5 s. */
+export async function waitForTaskState(app: Express, taskId: string, state: string): Promise<string> {
+  let seen = '';
+  for (let i = 0; i < 50 && seen !== state; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    seen = (await rpc(app, 'tasks/get', { id: taskId })).body.result?.status?.state;
+  }
+  return seen;
+}
