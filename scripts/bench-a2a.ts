@@ -9,10 +9,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Role, TaskState, type Part } from '@a2a-js/sdk';
+import { type Part, Role, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { a2aExecutorOf, createApp } from '../src/http/app.js';
-import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
+import { proofRequestFromDeepLink, prove } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
@@ -75,10 +75,24 @@ try {
   const streamDelay: number[] = [];
   const pushDelay: number[] = [];
   for (run = 0; run < RUNS; run++) {
-    const part: Part = { content: { $case: 'data', value: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }, metadata: undefined, filename: '', mediaType: 'application/json' };
+    const part: Part = {
+      content: { $case: 'data', value: { intent: 'register', mode: 'wallet-free', network: 'testnet' } },
+      metadata: undefined,
+      filename: '',
+      mediaType: 'application/json',
+    };
     const stream = a2a.sendMessageStream({
       tenant: '',
-      message: { messageId: crypto.randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [part], metadata: undefined, extensions: [], referenceTaskIds: [] },
+      message: {
+        messageId: crypto.randomUUID(),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [part],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
       configuration: {
         acceptedOutputModes: [],
         taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: webhookUrl, token: '', authentication: undefined },
@@ -95,7 +109,7 @@ try {
       if (payload?.$case === 'task') {
         taskId = payload.value.id;
         const artifact = payload.value.artifacts[0]?.parts[0]?.content;
-        const deepLink = String((artifact?.value as Record<string, unknown>)['deepLink']);
+        const deepLink = String((artifact?.value as Record<string, unknown> | undefined)?.['deepLink']);
         proving = prove({ client, wallet: relayer, attester, request: proofRequestFromDeepLink(deepLink) }).then((result) => {
           if (result.status !== 'submitted') throw new Error(result.reason);
           mined = performance.now(); // prove() returns once the registering block's receipt is in

@@ -7,11 +7,11 @@ import { bytesToHex, encodeFunctionData, hexToBytes } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { agentRegistryAbi, ed25519VerifierAbi } from '../src/chain/artifacts/index.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
-import { linkedRegistrationData, walletFreeRegistrationData } from '../src/core/registration-data.js';
 import { ed25519ChallengeHash } from '../src/core/challenge.js';
 import { ed25519ExtKpub } from '../src/core/ed25519-key.js';
+import { linkedRegistrationData, walletFreeRegistrationData } from '../src/core/registration-data.js';
 import { advancedDeregisterUserData, ed25519RegisterUserData } from '../src/core/user-data.js';
-import { prove, type ProofRequest } from '../src/identity-app/index.js';
+import { type ProofRequest, prove } from '../src/identity-app/index.js';
 import { startLocalSystem } from './local-system.js';
 
 const system = await startLocalSystem();

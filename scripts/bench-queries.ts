@@ -59,9 +59,16 @@ const listen = async (app: Express): Promise<{ server: Server; base: string }> =
 /** One sample of the exposition text (labels matched as given), 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number {
   const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && wanted.every((pair) => l.slice(name.length + 1, l.indexOf('}')).split(',').includes(pair)));
+  const line = text.split('\n').find(
+    (l) =>
+      l.startsWith(`${name}{`) &&
+      wanted.every((pair) =>
+        l
+          .slice(name.length + 1, l.indexOf('}'))
+          .split(',')
+          .includes(pair),
+      ),
+  );
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createApp } from '../src/http/app.js';
-import { prove, proofRequestFromDeepLink } from '../src/identity-app/index.js';
+import { proofRequestFromDeepLink, prove } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { startLocalSystem } from './local-system.js';
 

@@ -1,10 +1,10 @@
 // What every benchmark starts from: a fresh in-memory local chain with our contracts, and funded wallets.
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
-import { createChainClient, createChainWallet, type ChainClient, type ChainWallet, type ClientOptions } from '../src/chain/clients.js';
-import { deployContracts, type Deployment } from '../src/chain/deploy.js';
-import { startDevChain, type DevChain } from '../src/chain/devchain.js';
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { type ChainClient, type ChainWallet, type ClientOptions, createChainClient, createChainWallet } from '../src/chain/clients.js';
+import { type Deployment, deployContracts } from '../src/chain/deploy.js';
+import { type DevChain, startDevChain } from '../src/chain/devchain.js';
 import { fund } from '../src/chain/embedded.js';
+import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 
 export interface LocalSystem {
   chain: DevChain;

@@ -1,5 +1,5 @@
 // The one place where the environment is read: validated once at start into a typed Config.
-import { isAddress, type Address } from 'viem';
+import { type Address, isAddress } from 'viem';
 import { z } from 'zod';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
 import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
@@ -44,18 +44,17 @@ const address = z
   .refine((value) => isAddress(value, { strict: false }), 'must be a 0x-prefixed 20-byte hex address')
   .transform((value) => value as Address);
 
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const networkEnv = (prefix: string) => ({
-    [`${prefix}_RPC_URL`]: optional(z.url({ protocol: /^(https?|wss?)$/ })),
-    [`${prefix}_REGISTRY_ADDRESS`]: optional(address),
-    [`${prefix}_PROOF_PROVIDER_ADDRESS`]: optional(address),
-    [`${prefix}_HUB_ADDRESS`]: optional(address),
-    [`${prefix}_DEMO_VERIFIER_ADDRESS`]: optional(address),
-    [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: optional(address),
-    [`${prefix}_MULTICALL_ADDRESS`]: optional(address),
-    [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: optional(z.coerce.bigint().nonnegative()),
+  [`${prefix}_RPC_URL`]: optional(z.url({ protocol: /^(https?|wss?)$/ })),
+  [`${prefix}_REGISTRY_ADDRESS`]: optional(address),
+  [`${prefix}_PROOF_PROVIDER_ADDRESS`]: optional(address),
+  [`${prefix}_HUB_ADDRESS`]: optional(address),
+  [`${prefix}_DEMO_VERIFIER_ADDRESS`]: optional(address),
+  [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: optional(address),
+  [`${prefix}_MULTICALL_ADDRESS`]: optional(address),
+  [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: optional(z.coerce.bigint().nonnegative()),
 });
 
 const envSchema = z.object({
@@ -67,9 +66,7 @@ const envSchema = z.object({
   SESSION_SECRET: optional(
     z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   ),
-  DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(
-    DEFAULT_DEEP_LINK_SCHEME,
-  ),
+  DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(DEFAULT_DEEP_LINK_SCHEME),
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
   A2A_PUSH_ALLOW_PRIVATE_NETWORKS: optional(z.enum(['true', 'false', '1', '0'])).default('false'),
@@ -121,9 +118,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
-    networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<
-      NetworkName,
-      NetworkConfig
-    >,
+    networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<NetworkName, NetworkConfig>,
   };
 }

@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 /** Paths that may carry session tokens, keys or signatures: never written to the log. */
 export const REDACTED_PATHS = [

@@ -1,13 +1,13 @@
 // Composition root: configuration -> chains (embedded anvil or external RPC) -> gateway -> HTTP.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import type { DevChain } from './chain/devchain.js';
 import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
-import { loadConfig, type Config } from './config.js';
+import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { a2aExecutorOf, a2aPushOf, createApp } from './http/app.js';
 import { createLogger, routeConsoleTo } from './logger.js';
@@ -29,16 +29,11 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-async function setUpNetworks(
-  config: Config,
-  logger: Logger,
-  devChains: DevChain[],
-  metrics: Metrics,
-): Promise<Record<NetworkName, NetworkGateway>> {
+async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Record<NetworkName, NetworkGateway>> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
   if (devAccounts?.created) {
-    logger.info({ dataDir: config.dataDir }, 'generated the local chains\' operator, attester and identity-app keys in DATA_DIR');
+    logger.info({ dataDir: config.dataDir }, "generated the local chains' operator, attester and identity-app keys in DATA_DIR");
   }
   // allSettled, not all: when one chain fails to start, the other must still be known so it can be stopped.
   const results = await Promise.allSettled(

@@ -1,6 +1,6 @@
 // Prometheus metrics of the service (prom-client), in one registry per service instance so tests and
 // several apps in one process do not share counters.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();

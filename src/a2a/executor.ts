@@ -6,27 +6,27 @@
 // follower) or the identity app reports, and at least every `pollIntervalMs`, so a registration is seen
 // within one log poll of its block.
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { type Message, type Part, Role, type Task, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import {
   AgentEvent,
-  ServerCallContext,
   type AgentExecutor,
   type ExecutionEventBus,
   type PushNotificationSender,
   type RequestContext,
+  ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
-import type { NetworkName } from '../core/networks.js';
-import type { KeyValueStore } from '../store/key-value-store.js';
 import { ServiceError } from '../core/errors.js';
+import type { NetworkName } from '../core/networks.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { Services } from '../services/index.js';
 import type { OpenedSession } from '../services/session-flow.js';
 import type { SessionView } from '../services/session-view.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
 import { skills } from './agent-card.js';
 import { rateLimitKeyOf } from './client-address.js';
+import { INTENTS, type IntentRequest, inputParts, parseIntent } from './intents.js';
 import { OPEN_STATES } from './task-store.js';
-import { INTENTS, inputParts, parseIntent, type IntentRequest } from './intents.js';
 
 export interface ExecutorOptions {
   /**
@@ -256,7 +256,12 @@ export class RegistryAgentExecutor implements AgentExecutor {
       timestamp: new Date().toISOString(),
     });
     const { qrImageBase64: _png, ...sessionFields } = session;
-    const follow: FollowedSession = { intent: request.intent as FollowedSession['intent'], network: request.network, sessionToken: session.sessionToken, stage: session.stage };
+    const follow: FollowedSession = {
+      intent: request.intent as FollowedSession['intent'],
+      network: request.network,
+      sessionToken: session.sessionToken,
+      stage: session.stage,
+    };
     const task: Task = {
       id: taskId,
       contextId,
@@ -315,13 +320,9 @@ export class RegistryAgentExecutor implements AgentExecutor {
   }
 
   /** Reads the session's status when woken or every interval and reports each change, until it ends or `signal` aborts. */
-  async #follow(
-    session: FollowedSession,
-    signal: AbortSignal,
-    update: (state: TaskState, text: string, data?: object) => unknown,
-  ): Promise<void> {
+  async #follow(session: FollowedSession, signal: AbortSignal, update: (state: TaskState, text: string, data?: object) => unknown): Promise<void> {
     const { intent, network } = session;
-    let { sessionToken: token, stage } = session;
+    const { sessionToken: token, stage } = session;
     const flow = intent === 'register' ? this.services.registration : this.services.deregistration;
     // woken by the registry's logs on the session's network and by the identity app's reports
     const activity = (listener: () => void) => {
@@ -399,14 +400,27 @@ export class RegistryAgentExecutor implements AgentExecutor {
           controller.abort();
           return;
         }
-        const message: Message = { ...this.#agentMessage(task.contextId, data ? [textPart(text), dataPart(data)] : [textPart(text)]), taskId: task.id };
-        const event: TaskStatusUpdateEvent = { taskId: task.id, contextId: task.contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined };
+        const message: Message = {
+          ...this.#agentMessage(task.contextId, data ? [textPart(text), dataPart(data)] : [textPart(text)]),
+          taskId: task.id,
+        };
+        const event: TaskStatusUpdateEvent = {
+          taskId: task.id,
+          contextId: task.contextId,
+          status: { state, message, timestamp: new Date().toISOString() },
+          metadata: undefined,
+        };
         const saved: Task = { ...current, status: event.status };
         await store.save(saved, context);
         // delivered in the background (retries can take seconds), in order per task
         void this.#push?.send({ payload: { $case: 'statusUpdate', value: event } }, context, saved).catch(() => undefined);
       };
-      const session: FollowedSession = { intent: follow.intent, sessionToken: follow.sessionToken, stage: follow.stage ?? 'qr-ready', ...(follow.network ? { network: follow.network } : {}) };
+      const session: FollowedSession = {
+        intent: follow.intent,
+        sessionToken: follow.sessionToken,
+        stage: follow.stage ?? 'qr-ready',
+        ...(follow.network ? { network: follow.network } : {}),
+      };
       void this.#follow(session, controller.signal, update)
         .catch(() => undefined)
         .finally(() => this.#running.delete(task.id));

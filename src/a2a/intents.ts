@@ -36,9 +36,7 @@ export interface IntentRequest {
   fields: Record<string, unknown>;
 }
 
-export type ParsedIntent =
-  | { ok: true; request: IntentRequest }
-  | { ok: false; intent?: Intent; missing: string[]; message: string };
+export type ParsedIntent = { ok: true; request: IntentRequest } | { ok: false; intent?: Intent; missing: string[]; message: string };
 
 /** The fields each intent cannot do without. */
 const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken')[]> = {

@@ -10,7 +10,7 @@ import type { PushNotificationStore, ServerCallContext, StoredPushNotificationCo
 import type { KeyValueStore } from '../store/key-value-store.js';
 import type { SealedValues } from '../store/sealed-values.js';
 import { rateLimitKeyOf } from './client-address.js';
-import { checkPushUrl, PushTargetRefused, type PushTargetPolicy, type Resolver } from './push-destination.js';
+import { checkPushUrl, type PushTargetPolicy, PushTargetRefused, type Resolver } from './push-destination.js';
 
 export const MAX_CONFIGS_PER_TASK = 10;
 /** Config writes one client address may make per minute (each costs a DNS lookup and a sealed write). */
@@ -39,7 +39,9 @@ export class KeyValuePushConfigStore implements PushNotificationStore {
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     const { count } = await this.options.store.increment(`ratelimit:push-config:${rateLimitKeyOf(context.user)}`, 60_000);
     if (count > MAX_CONFIG_WRITES_PER_MINUTE) {
-      throw new RequestMalformedError(`Too many push notification configs from one address: at most ${MAX_CONFIG_WRITES_PER_MINUTE} per minute; try again later`);
+      throw new RequestMalformedError(
+        `Too many push notification configs from one address: at most ${MAX_CONFIG_WRITES_PER_MINUTE} per minute; try again later`,
+      );
     }
     await this.#validate(config);
     // the id is the result of a create: assigned in place, as the SDK's interface asks

@@ -123,10 +123,14 @@ export async function checkPushUrl(raw: string, policy: PushTargetPolicy, resolv
   const schemes = policy.allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
     // notifications carry session tokens: never in clear text over the internet
-    throw new PushTargetRefused(`The push notification url must use ${policy.allowPrivateNetworks ? 'http or https' : 'https'}, not ${url.protocol.replace(':', '')}`);
+    throw new PushTargetRefused(
+      `The push notification url must use ${policy.allowPrivateNetworks ? 'http or https' : 'https'}, not ${url.protocol.replace(':', '')}`,
+    );
   }
   if (url.username || url.password) {
-    throw new PushTargetRefused('The push notification url must not carry credentials; send them in "authentication" ({scheme, credentials}) instead');
+    throw new PushTargetRefused(
+      'The push notification url must not carry credentials; send them in "authentication" ({scheme, credentials}) instead',
+    );
   }
   const host = hostOf(url);
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveOrRefuse(host, resolve);

@@ -10,14 +10,14 @@ import { isIP, type LookupFunction } from 'node:net';
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import {
-  V1PushNotificationSerializer,
   type PushNotificationSender,
   type PushNotificationSerializer,
   type ServerCallContext,
   type StoredPushNotificationConfig,
+  V1PushNotificationSerializer,
 } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
-import { guardedLookup, PushTargetRefused, refusalOf, type PushTargetPolicy, type Resolver } from './push-destination.js';
+import { guardedLookup, type PushTargetPolicy, PushTargetRefused, type Resolver, refusalOf } from './push-destination.js';
 
 export interface PushSenderOptions {
   configs: { loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> };
@@ -73,16 +73,18 @@ export class WebhookPushSender implements PushNotificationSender {
     if (!taskId) return; // a stand-alone message: no task, no webhook
     // the configs are read inside the chain too, so an update takes its place before anything is awaited
     const previous = this.#chains.get(taskId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(async () => {
-      let configs: StoredPushNotificationConfig[];
-      try {
-        configs = await this.#options.configs.loadWithMetadata(taskId, context);
-      } catch (err) {
-        this.#options.logger.error({ taskId, err }, 'push notification configs could not be read');
-        return;
-      }
-      await Promise.all(configs.map((stored) => this.#deliver(response, stored, taskId, task)));
-    });
+    const next = previous
+      .catch(() => undefined)
+      .then(async () => {
+        let configs: StoredPushNotificationConfig[];
+        try {
+          configs = await this.#options.configs.loadWithMetadata(taskId, context);
+        } catch (err) {
+          this.#options.logger.error({ taskId, err }, 'push notification configs could not be read');
+          return;
+        }
+        await Promise.all(configs.map((stored) => this.#deliver(response, stored, taskId, task)));
+      });
     this.#chains.set(taskId, next);
     try {
       await next;

@@ -3,7 +3,16 @@
 // 1-100, and a webhook given with the message is for a message that starts a task (register, deregister):
 // other intents answer at once and would leave the config behind unused. Refusals are JSON-RPC
 // invalid-params errors (-32602) that say what to fix.
-import { Role, type GetTaskRequest, type ListTasksRequest, type ListTasksResponse, type Message, type SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  type GetTaskRequest,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  Role,
+  type SendMessageRequest,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';

@@ -3,24 +3,25 @@
 // and on GET /api/a2a. The SDK handlers parse their own bodies, so this router is mounted before express.json().
 // Tasks and push notification configs live on the store port (task-store.ts, push-config-store.ts), so
 // tasks/get and webhooks keep working after a restart.
-import { Router, type Request, type RequestHandler } from 'express';
-import type { Logger } from 'pino';
-import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
+
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { type Request, type RequestHandler, Router } from 'express';
+import type { Logger } from 'pino';
 import type { RouteDoc } from '../http/openapi/route-doc.js';
+import { SESSION_CREATION_LIMIT } from '../http/session-limit.js';
 import type { Services } from '../services/index.js';
-import type { KeyValueStore } from '../store/key-value-store.js';
 import { SessionTokens } from '../sessions/session-token.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
 import { SealedValues } from '../store/sealed-values.js';
-import { ClientAddress } from './client-address.js';
-import { KeyValueTaskStore } from './task-store.js';
 import { A2A_PATH, serviceAgentCard } from './agent-card.js';
-import { RegistryAgentExecutor, type ExecutorOptions } from './executor.js';
+import { ClientAddress } from './client-address.js';
+import { type ExecutorOptions, RegistryAgentExecutor } from './executor.js';
 import { KeyValuePushConfigStore } from './push-config-store.js';
 import type { PushTargetPolicy, Resolver } from './push-destination.js';
 import { WebhookPushSender } from './push-sender.js';
 import { RegistryRequestHandler } from './request-handler.js';
+import { KeyValueTaskStore } from './task-store.js';
 
 export interface A2aOptions extends ExecutorOptions {
   publicUrl: string;

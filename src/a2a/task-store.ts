@@ -6,7 +6,7 @@
 // that created it: tasks carry session tokens, and the service has no accounts, so the creator is the client
 // address the server's user builder names (recorded at the task's first save, under a2a:task-owner:<id>).
 // Artifacts are listed only when asked for (includeArtifacts), as the protocol says.
-import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
+import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { KeyValueStore } from '../store/key-value-store.js';
 

@@ -1,11 +1,11 @@
 // viem clients per network. Writes go only through local accounts (never a node-held key).
 import {
-  createPublicClient,
-  createWalletClient,
-  http,
   type Account,
   type Address,
   type Chain,
+  createPublicClient,
+  createWalletClient,
+  http,
   type PublicClient,
   type Transport,
   type WalletClient,

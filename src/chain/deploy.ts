@@ -1,7 +1,7 @@
 // Deploys our contract set on a chain we run ourselves: the local identity hub, the registry (which
 // registers its six verification configs on the hub), the proof provider, the Ed25519 verifier of the
 // registry's "E" action, the two demo verifiers (EIP-712 and Ed25519) and a batch reader for multicall.
-import { getAddress, keccak256, type Abi, type Address, type Hex } from 'viem';
+import { type Abi, type Address, getAddress, type Hex, keccak256 } from 'viem';
 import {
   agentDemoVerifierAbi,
   agentDemoVerifierBytecode,
@@ -71,10 +71,7 @@ export async function deployContracts({ client, wallet, attester }: DeployOption
   const hub = await deploy(client, wallet, localIdentityHubAbi, localIdentityHubBytecode, [attester]);
   const registry = await deploy(client, wallet, agentRegistryAbi, agentRegistryBytecode, [hub.address, owner]);
   const scope = await client.readContract({ address: registry.address, abi: agentRegistryAbi, functionName: 'scope' });
-  const provider = await deploy(client, wallet, humanProofProviderAbi, humanProofProviderBytecode, [
-    hub.address,
-    scope,
-  ]);
+  const provider = await deploy(client, wallet, humanProofProviderAbi, humanProofProviderBytecode, [hub.address, scope]);
   const setProvider = await wallet.writeContract({
     address: registry.address,
     abi: agentRegistryAbi,

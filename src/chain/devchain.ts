@@ -1,6 +1,6 @@
 // Starts and stops the local anvil chains of the embedded default. The platform binary is spawned
 // directly (not through npx) so that stopping it really stops it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -119,8 +119,7 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.once('error', fail);
-    onEarlyExit = (code, signal) =>
-      fail(new Error(`anvil (chain ${options.chainId}) exited during start (${signal ?? code}):\n${output}`));
+    onEarlyExit = (code, signal) => fail(new Error(`anvil (chain ${options.chainId}) exited during start (${signal ?? code}):\n${output}`));
     child.once('exit', onEarlyExit);
   });
   // Once listening, keep draining its output so anvil never blocks on a full pipe.

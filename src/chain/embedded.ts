@@ -2,13 +2,13 @@
 // our contracts deployed on first start and reused after a restart.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { type Address, type Hex, type PrivateKeyAccount, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { parseEther, type Address, type Hex, type PrivateKeyAccount } from 'viem';
-import { agentRegistryAbi } from './artifacts/index.js';
 import { chainIdOf, type NetworkName } from '../core/networks.js';
-import { createChainClient, createChainWallet, type ChainClient, type ChainWallet, type ClientOptions } from './clients.js';
-import { contractsFingerprint, deployContracts, type Deployment } from './deploy.js';
-import { startDevChain, type DevChain } from './devchain.js';
+import { agentRegistryAbi } from './artifacts/index.js';
+import { type ChainClient, type ChainWallet, type ClientOptions, createChainClient, createChainWallet } from './clients.js';
+import { contractsFingerprint, type Deployment, deployContracts } from './deploy.js';
+import { type DevChain, startDevChain } from './devchain.js';
 
 /** Keys of the local chains' operator, document attester and identity-app account (never agent keys). */
 export interface DevAccounts {

@@ -1,8 +1,8 @@
 // The chain layer as the services see it: one entry per network with its client and registry reads.
 import type { Address } from 'viem';
-import { chainIdOf, NETWORK_NAMES, resolveNetwork, type NetworkName } from '../core/networks.js';
+import { chainIdOf, NETWORK_NAMES, type NetworkName, resolveNetwork } from '../core/networks.js';
 import type { ContractAddresses } from './celo-deployments.js';
-import { createChainClient, type ChainClient, type ClientOptions } from './clients.js';
+import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
 import { RegistryGateway } from './registry-gateway.js';
 
 export interface NetworkGateway {

@@ -159,9 +159,7 @@ export class RegistryEventFollower {
 
   #deliver(logs: RegistryLog[], toBlock: bigint): void {
     if (toBlock <= this.#processed) return;
-    const ordered = [...logs].sort((a, b) =>
-      a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
-    );
+    const ordered = [...logs].sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
     for (const subscriber of this.#subscribers) {
       try {
         subscriber(ordered, toBlock);

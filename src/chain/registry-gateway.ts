@@ -1,15 +1,13 @@
 // Typed reads of the agent registry. Everything here uses only functions the registry deployed on Celo
 // also has, so the same code serves Celo and our local chains.
-import { BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Address, type Hex } from 'viem';
+import { type Address, BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Hex } from 'viem';
 import type { AgentCredentials } from '../core/credentials.js';
 import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
-
 /** A call the contract refused or does not have (as opposed to an RPC failure). */
 const reverted = (error: unknown): boolean =>
-  error instanceof BaseError &&
-  error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
+  error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
 
 /** One agent as the registry holds it. */
 export interface AgentRecord {

@@ -1,6 +1,6 @@
 // Registration challenges: what an agent key signs so that the registry knows the agent consents to being
 // bound to this human on this registry and chain (onchain-facts 1.8). The nonce makes old signatures stale.
-import { encodePacked, keccak256, parseSignature, type Address, type Hex, type LocalAccount } from 'viem';
+import { type Address, encodePacked, type Hex, keccak256, type LocalAccount, parseSignature } from 'viem';
 
 export const REGISTER_CHALLENGE_PREFIX = 'self-agent-id:register:';
 export const REGISTER_ED25519_CHALLENGE_PREFIX = 'self-agent-id:register-ed25519:';

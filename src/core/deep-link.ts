@@ -2,7 +2,7 @@
 // SelfApp object carries everything the app needs (Self's field names, so a Self-style app reads it as is):
 // the registry (endpoint) and chain, who the proof is for (userId), the userDefinedData, the requested
 // disclosures, and where to report the outcome (deeplinkCallback).
-import { getAddress, type Address } from 'viem';
+import { type Address, getAddress } from 'viem';
 import { chainIdOf, type NetworkName } from './networks.js';
 
 export const DEFAULT_DEEP_LINK_SCHEME = 'selfapp';

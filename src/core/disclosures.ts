@@ -1,7 +1,7 @@
 // What a human is asked to disclose, and which of the registry's six hub configs that selects.
 // The digit written into userDefinedData picks the config; the hub then checks the proof against it, so the
 // minimumAge/ofac the identity app is asked for must match the digit (onchain-facts 1.6, 7.6).
-import { encodeAbiParameters, sha256, type Hex } from 'viem';
+import { encodeAbiParameters, type Hex, sha256 } from 'viem';
 
 export type MinimumAge = 0 | 18 | 21;
 export type ConfigIndex = 0 | 1 | 2 | 3 | 4 | 5;
@@ -69,9 +69,7 @@ export function verificationConfigFor(d: Pick<Disclosures, 'minimumAge' | 'ofac'
 }
 
 /** The six configs the registry registers on the hub, by config index. */
-export const VERIFICATION_CONFIGS: readonly VerificationConfigV2[] = CONFIG_INDEXES.map((i) =>
-  verificationConfigFor(disclosuresForConfigIndex(i)),
-);
+export const VERIFICATION_CONFIGS: readonly VerificationConfigV2[] = CONFIG_INDEXES.map((i) => verificationConfigFor(disclosuresForConfigIndex(i)));
 
 /** configId = sha256(abi.encode(config)), as the hub content-addresses its configs. */
 export function verificationConfigId(config: VerificationConfigV2): Hex {

@@ -1,7 +1,7 @@
 // Ed25519 agent keys as the registry sees them: the owner address derived from the raw public key, and the
 // five-value "extKpub" that the on-chain verifier (SCL's Weierstrass form of curve25519) needs, computed with
 // plain bigint field arithmetic (onchain-facts 8, reference-service-facts 4.5).
-import { bytesToHex, getAddress, hexToBytes, isHex, keccak256, slice, type Address, type Hex } from 'viem';
+import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isHex, keccak256, slice } from 'viem';
 
 /** A 32-byte compressed Edwards25519 public key: bytes, 0x-hex, or 64 bare hex chars (as in userData). */
 export type Ed25519PublicKey = Uint8Array | string;

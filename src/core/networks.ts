@@ -21,9 +21,7 @@ export function resolveNetwork(value: string | number): NetworkName {
     const { chainId } = NETWORKS[name];
     if (value === name || value === chainId || value === String(chainId)) return name;
   }
-  throw badRequest(
-    `Unsupported network ${JSON.stringify(value)}: use "mainnet" (chain id 42220) or "testnet" (chain id 11142220)`,
-  );
+  throw badRequest(`Unsupported network ${JSON.stringify(value)}: use "mainnet" (chain id 42220) or "testnet" (chain id 11142220)`);
 }
 
 export const chainIdOf = (network: NetworkName): ChainId => NETWORKS[network].chainId;

@@ -16,5 +16,4 @@ export function proofTypeOf(strength: number): ProofType {
 /** The label of info and verify: the proof type, or `None` when the agent has no proof. */
 export type StrengthLabel = ProofType | 'None';
 
-export const strengthLabelOf = (hasProof: boolean, strength: number): StrengthLabel =>
-  hasProof ? proofTypeOf(strength) : 'None';
+export const strengthLabelOf = (hasProof: boolean, strength: number): StrengthLabel => (hasProof ? proofTypeOf(strength) : 'None');

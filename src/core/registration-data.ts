@@ -14,11 +14,7 @@ export interface ChallengeContext {
 }
 
 /** K: the agent consents to `human`, whose wallet will own the agent NFT. The proof's userId is `human`. */
-export async function linkedRegistrationData(
-  agent: LocalAccount,
-  human: Address,
-  context: ChallengeContext,
-): Promise<string> {
+export async function linkedRegistrationData(agent: LocalAccount, human: Address, context: ChallengeContext): Promise<string> {
   const hash = registrationChallengeHash({ human, chainId: context.chainId, registry: context.registry, nonce: context.nonce });
   const signature = await signRegistrationChallenge(agent, hash);
   return advancedRegisterUserData({ configIndex: context.configIndex, agent: agent.address, signature });
@@ -28,11 +24,7 @@ export async function linkedRegistrationData(
  * W: the agent owns its own NFT; the proof's userId is the agent's address, so the challenge binds the
  * agent to itself. An optional guardian may revoke it later.
  */
-export async function walletFreeRegistrationData(
-  agent: LocalAccount,
-  guardian: Address | null,
-  context: ChallengeContext,
-): Promise<string> {
+export async function walletFreeRegistrationData(agent: LocalAccount, guardian: Address | null, context: ChallengeContext): Promise<string> {
   const hash = registrationChallengeHash({
     human: agent.address,
     chainId: context.chainId,

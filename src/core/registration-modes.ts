@@ -22,12 +22,54 @@ export interface ModeRules {
 }
 
 export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
-  linked: { keyType: 'secp256k1', action: 'K', needsHumanAddress: true, externalKey: false, ownKeyAllowed: false, label: 'Linked agent: a generated key, the NFT owned by your wallet' },
-  'wallet-free': { keyType: 'secp256k1', action: 'W', needsHumanAddress: false, externalKey: false, ownKeyAllowed: false, label: 'Wallet-free: a generated key that owns its own NFT' },
-  ed25519: { keyType: 'ed25519', action: 'E', needsHumanAddress: false, externalKey: false, ownKeyAllowed: true, label: 'Ed25519 agent key, no wallet' },
-  'ed25519-linked': { keyType: 'ed25519', action: 'E', needsHumanAddress: true, externalKey: false, ownKeyAllowed: true, label: 'Ed25519 agent key with your wallet as guardian' },
-  privy: { keyType: 'secp256k1', action: 'K', needsHumanAddress: true, externalKey: true, ownKeyAllowed: false, label: 'Agent key in a Privy embedded wallet; the NFT owned by your wallet' },
-  smartwallet: { keyType: 'secp256k1', action: 'W', needsHumanAddress: true, externalKey: true, ownKeyAllowed: false, label: 'Agent key in a passkey smart account, which is also its guardian' },
+  linked: {
+    keyType: 'secp256k1',
+    action: 'K',
+    needsHumanAddress: true,
+    externalKey: false,
+    ownKeyAllowed: false,
+    label: 'Linked agent: a generated key, the NFT owned by your wallet',
+  },
+  'wallet-free': {
+    keyType: 'secp256k1',
+    action: 'W',
+    needsHumanAddress: false,
+    externalKey: false,
+    ownKeyAllowed: false,
+    label: 'Wallet-free: a generated key that owns its own NFT',
+  },
+  ed25519: {
+    keyType: 'ed25519',
+    action: 'E',
+    needsHumanAddress: false,
+    externalKey: false,
+    ownKeyAllowed: true,
+    label: 'Ed25519 agent key, no wallet',
+  },
+  'ed25519-linked': {
+    keyType: 'ed25519',
+    action: 'E',
+    needsHumanAddress: true,
+    externalKey: false,
+    ownKeyAllowed: true,
+    label: 'Ed25519 agent key with your wallet as guardian',
+  },
+  privy: {
+    keyType: 'secp256k1',
+    action: 'K',
+    needsHumanAddress: true,
+    externalKey: true,
+    ownKeyAllowed: false,
+    label: 'Agent key in a Privy embedded wallet; the NFT owned by your wallet',
+  },
+  smartwallet: {
+    keyType: 'secp256k1',
+    action: 'W',
+    needsHumanAddress: true,
+    externalKey: true,
+    ownKeyAllowed: false,
+    label: 'Agent key in a passkey smart account, which is also its guardian',
+  },
 };
 
 /** Resolves a mode or alias; 400 naming the valid values otherwise. */

@@ -2,9 +2,9 @@
 // hub callback (onchain-facts 1.7, 14; reference-service-facts 4.2). Byte 0 is the action, byte 1 the config
 // digit, the rest is lowercase hex without 0x. The Self SDK UTF-8-encodes the string, so every builder here
 // emits ASCII only, except the legacy binary refresh form, which exists for compatibility and is opt-in.
-import { bytesToHex, getAddress, isAddress, toHex, type Address, type Hex } from 'viem';
-import type { ConfigIndex } from './disclosures.js';
+import { type Address, bytesToHex, getAddress, type Hex, isAddress, toHex } from 'viem';
 import type { EcdsaSignatureParts } from './challenge.js';
+import type { ConfigIndex } from './disclosures.js';
 import type { ExtKpub } from './ed25519-key.js';
 
 export const USER_DATA_LENGTH = {
@@ -93,11 +93,7 @@ export function identifyUserData(configIndex: ConfigIndex = 0): string {
 }
 
 /** "K" + digit + agent40 + r64 + s64 + v2 (172 chars): agent key signed the challenge; NFT goes to the human. */
-export function advancedRegisterUserData(args: {
-  configIndex: ConfigIndex;
-  agent: Address;
-  signature: EcdsaSignatureParts;
-}): string {
+export function advancedRegisterUserData(args: { configIndex: ConfigIndex; agent: Address; signature: EcdsaSignatureParts }): string {
   const { r, s, v } = args.signature;
   return `K${digit(args.configIndex)}${hex40(args.agent)}${hex64(r)}${hex64(s)}${vHex(v)}`;
 }
@@ -143,11 +139,7 @@ export function ed25519RegisterUserData(args: {
  * encoding; the 'binary' form (34 chars, one char per agentId byte, code points 0..255) is the deployed
  * registry's layout and breaks under UTF-8 for bytes >= 0x80, so use it only for byte-level callers.
  */
-export function refreshUserData(args: {
-  configIndex: ConfigIndex;
-  agentId: bigint | number;
-  encoding?: 'hex' | 'binary';
-}): string {
+export function refreshUserData(args: { configIndex: ConfigIndex; agentId: bigint | number; encoding?: 'hex' | 'binary' }): string {
   const agentId = BigInt(args.agentId);
   if (agentId <= 0n) throw new UserDataError('agentId must be positive');
   const word = hex64(agentId);

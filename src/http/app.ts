@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { RegistryAgentExecutor } from '../a2a/executor.js';
 import type { PushTargetPolicy } from '../a2a/push-destination.js';
 import type { WebhookPushSender } from '../a2a/push-sender.js';
-import { a2aDocs, a2aRoutes, type A2aOptions } from '../a2a/server.js';
+import { type A2aOptions, a2aDocs, a2aRoutes } from '../a2a/server.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
@@ -12,7 +12,6 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perIpLimit } from './middleware/rate-limit.js';
-import { SESSION_CREATION_LIMIT } from './session-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
 import { openApiDocument } from './openapi/document.js';
@@ -23,6 +22,7 @@ import { metricsDocs, metricsRoutes } from './routes/metrics.js';
 import { queryDocs, queryRoutes } from './routes/queries.js';
 import { registrationDocs, registrationRoutes } from './routes/registration.js';
 import { sessionDocs, sessionRoutes } from './routes/sessions.js';
+import { SESSION_CREATION_LIMIT } from './session-limit.js';
 
 export interface AppDeps {
   chains: ChainGateway;

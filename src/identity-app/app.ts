@@ -5,13 +5,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
-import { createChainClient, createChainWallet, type ClientOptions } from '../chain/clients.js';
-import { loadDevAccounts, type DevAccounts } from '../chain/embedded.js';
-import { selfAppFromDeepLink, type SelfApp } from '../core/deep-link.js';
-import { chainIdOf, resolveNetwork, type NetworkName } from '../core/networks.js';
-import { DEFAULT_MOCK_DOCUMENT, parseIsoDate, type MockDocument } from './document.js';
+import { type ClientOptions, createChainClient, createChainWallet } from '../chain/clients.js';
+import { type DevAccounts, loadDevAccounts } from '../chain/embedded.js';
+import { type SelfApp, selfAppFromDeepLink } from '../core/deep-link.js';
+import { chainIdOf, type NetworkName, resolveNetwork } from '../core/networks.js';
+import { DEFAULT_MOCK_DOCUMENT, type MockDocument, parseIsoDate } from './document.js';
 import { decodeRevert, prove } from './prove.js';
-import { proofRequestFromSelfApp, type ProofRequest } from './request.js';
+import { type ProofRequest, proofRequestFromSelfApp } from './request.js';
 
 /** The input is wrong (the deep link, a document field): nothing was attempted. The CLI exits 2. */
 export class InputError extends Error {
@@ -226,9 +226,11 @@ function serialized<T>(sender: string, task: () => Promise<T>): Promise<T> {
   const previous = senderQueues.get(sender) ?? Promise.resolve();
   const next = previous.catch(() => undefined).then(task);
   senderQueues.set(sender, next);
-  void next.finally(() => {
-    if (senderQueues.get(sender) === next) senderQueues.delete(sender);
-  }).catch(() => undefined);
+  void next
+    .finally(() => {
+      if (senderQueues.get(sender) === next) senderQueues.delete(sender);
+    })
+    .catch(() => undefined);
   return next;
 }
 
@@ -315,9 +317,7 @@ export async function approve(options: ApproveOptions): Promise<ApproveResult> {
     );
   }
 
-  const result = await serialized(accounts.identityApp.address, () =>
-    prove({ client, wallet, attester: accounts.attester, request, document, hub }),
-  );
+  const result = await serialized(accounts.identityApp.address, () => prove({ client, wallet, attester: accounts.attester, request, document, hub }));
   if (result.status === 'submitted') {
     const callback = await sendCallback(callbackUrl, { status: 'success', txHash: result.txHash }, options);
     return {

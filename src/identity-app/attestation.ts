@@ -1,20 +1,20 @@
 // The attester's side of LocalIdentityHub: the EIP-712 attestation over a disclosure and the proof bytes
 // the hub decodes. Must mirror LocalIdentityHub.sol exactly (see the comment at the top of that file).
 import {
+  type Address,
   concat,
   encodeAbiParameters,
+  type Hex,
   keccak256,
+  type LocalAccount,
   numberToHex,
   pad,
   sha256,
   slice,
-  type Address,
-  type Hex,
-  type LocalAccount,
   type TypedDataDefinition,
 } from 'viem';
 import { userDefinedDataBytes } from '../core/user-data.js';
-import { genericDiscloseOutputV2AbiType, type GenericDiscloseOutputV2 } from './disclosure-output.js';
+import { type GenericDiscloseOutputV2, genericDiscloseOutputV2AbiType } from './disclosure-output.js';
 
 export const ATTESTATION_DOMAIN_NAME = 'LocalIdentityHub';
 export const ATTESTATION_DOMAIN_VERSION = '1';
@@ -60,9 +60,7 @@ export function encodeDiscloseOutput(output: GenericDiscloseOutputV2): Hex {
 }
 
 /** The typed data an attester signs; hashTypedData of it equals the hub's attestationDigest(...). */
-export function attestationTypedData(
-  input: AttestationInput,
-): TypedDataDefinition<typeof documentAttestationTypes, 'DocumentAttestation'> {
+export function attestationTypedData(input: AttestationInput): TypedDataDefinition<typeof documentAttestationTypes, 'DocumentAttestation'> {
   return {
     domain: {
       name: ATTESTATION_DOMAIN_NAME,
@@ -84,12 +82,7 @@ export function attestationTypedData(
 }
 
 /** abi.encode(bool mockDocument, uint256 currentDate, GenericDiscloseOutputV2 output, bytes signature). */
-export function encodeAttestedProof(args: {
-  mockDocument: boolean;
-  currentDate: bigint;
-  output: GenericDiscloseOutputV2;
-  signature: Hex;
-}): Hex {
+export function encodeAttestedProof(args: { mockDocument: boolean; currentDate: bigint; output: GenericDiscloseOutputV2; signature: Hex }): Hex {
   return encodeAbiParameters(
     [{ type: 'bool' }, { type: 'uint256' }, genericDiscloseOutputV2AbiType, { type: 'bytes' }],
     [args.mockDocument, args.currentDate, args.output, args.signature],

@@ -1,6 +1,6 @@
 // The identity-app CLI's arguments (node:util parseArgs) and its usage text.
 import { parseArgs } from 'node:util';
-import { DEFAULT_REJECT_REASON, DOCUMENT_KINDS, InputError, type DocumentKind, type DocumentOptions } from './app.js';
+import { DEFAULT_REJECT_REASON, DOCUMENT_KINDS, type DocumentKind, type DocumentOptions, InputError } from './app.js';
 import { DEFAULT_MOCK_DOCUMENT } from './document.js';
 
 const d = DEFAULT_MOCK_DOCUMENT;

@@ -1,6 +1,6 @@
 // The mock identity app's command line: `npm run identity-app -- approve|reject '<deepLink>' [options]`.
 // Parses the arguments, runs approve()/reject() (app.ts) and prints one JSON line; see cli-options.ts USAGE.
-import { approve, documentFrom, InputError, reject, type CallbackOutcome } from './app.js';
+import { approve, type CallbackOutcome, documentFrom, InputError, reject } from './app.js';
 import { parseCliArgs, USAGE } from './cli-options.js';
 import { decodeRevert } from './prove.js';
 

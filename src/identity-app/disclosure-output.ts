@@ -1,9 +1,9 @@
 // Builds the GenericDiscloseOutputV2 that Hub V2 would hand to the registry for a mock document: what the
 // disclose circuit reveals for the requested disclosures, formatted as the hub's formatter does.
-import { encodeAbiParameters, keccak256, type Hex } from 'viem';
+import { encodeAbiParameters, type Hex, keccak256 } from 'viem';
 import type { AgentCredentials } from '../core/credentials.js';
 import type { Disclosures } from '../core/disclosures.js';
-import { ageOn, attestationIdOf, parseIsoDate, type MockDocument } from './document.js';
+import { ageOn, attestationIdOf, type MockDocument, parseIsoDate } from './document.js';
 
 /** Hub V2's output struct as viem encodes and decodes it: the disclosed credentials plus the proof's ids. */
 export interface GenericDiscloseOutputV2 extends AgentCredentials {
@@ -93,11 +93,7 @@ export function buildDisclosureOutput(input: DisclosureOutputInput): GenericDisc
   const minimumAge = requested.minimumAge ?? 0;
   const oldEnough = minimumAge > 0 && ageOn(doc.dateOfBirth, input.now) >= minimumAge;
   const cleared = requested.ofac === true && doc.sanctioned !== true;
-  const name = !requested.name
-    ? ['', '']
-    : isAadhaar
-      ? [`${doc.firstNames} ${doc.lastName}`.trim(), '']
-      : [doc.firstNames, doc.lastName];
+  const name = !requested.name ? ['', ''] : isAadhaar ? [`${doc.firstNames} ${doc.lastName}`.trim(), ''] : [doc.firstNames, doc.lastName];
 
   return {
     attestationId: attestationIdOf(doc.documentType),
@@ -108,11 +104,7 @@ export function buildDisclosureOutput(input: DisclosureOutputInput): GenericDisc
     name,
     idNumber: requested.idNumber ? doc.documentNumber : '',
     nationality: isAadhaar ? 'IND' : requested.nationality ? doc.nationality : '',
-    dateOfBirth: !requested.dateOfBirth
-      ? ''
-      : isAadhaar
-        ? formatHubDateFullYear(doc.dateOfBirth)
-        : formatHubDate(doc.dateOfBirth),
+    dateOfBirth: !requested.dateOfBirth ? '' : isAadhaar ? formatHubDateFullYear(doc.dateOfBirth) : formatHubDate(doc.dateOfBirth),
     gender: requested.gender ? doc.gender : '',
     expiryDate: isAadhaar ? 'UNAVAILABLE' : formatHubDate(doc.expiryDate),
     olderThan: oldEnough ? BigInt(minimumAge) : 0n,

@@ -1,6 +1,6 @@
 // The mock identity documents the test-network identity app "scans". Nothing here is a real document; the
 // local hub accepts them because a trusted attester signs the disclosure (see LocalIdentityHub.sol).
-import { keccak256, stringToHex, type Hex } from 'viem';
+import { type Hex, keccak256, stringToHex } from 'viem';
 
 export type DocumentType = 'passport' | 'eu-id-card' | 'aadhaar';
 

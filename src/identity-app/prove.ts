@@ -1,17 +1,11 @@
 // Plays the human on a test network: builds the mock-document disclosure, has it attested, and submits it
 // through the registry's verifySelfProof exactly as Self's relayer does on Celo (never a direct hub call).
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  type Address,
-  type Hex,
-  type LocalAccount,
-} from 'viem';
+import { type Address, BaseError, ContractFunctionRevertedError, type Hex, type LocalAccount } from 'viem';
 import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../chain/clients.js';
 import { attestDisclosure, proofPayload, userContextData } from './attestation.js';
 import { buildDisclosureOutput, type GenericDiscloseOutputV2 } from './disclosure-output.js';
-import { attestationIdOf, mockDocumentFor, type MockDocument } from './document.js';
+import { attestationIdOf, type MockDocument, mockDocumentFor } from './document.js';
 import type { ProofRequest } from './request.js';
 
 /** The registry's functions plus the hub's errors, so reverts from either decode by name. */
@@ -123,10 +117,7 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   const receipt = await client.waitForTransactionReceipt({ hash: txHash });
   if (receipt.status !== 'success') {
     // Simulated fine but reverted when mined (the state moved in between): replay to name the error.
-    const info = await client.simulateContract(call).then(
-      (): RevertInfo => ({ name: 'transaction reverted', args: [] }),
-      decodeRevert,
-    );
+    const info = await client.simulateContract(call).then((): RevertInfo => ({ name: 'transaction reverted', args: [] }), decodeRevert);
     return { status: 'reverted', reason: describeRevert(info), error: info, txHash };
   }
   return { status: 'submitted', txHash, blockNumber: receipt.blockNumber, nullifier: output.nullifier, attestationId };

@@ -1,5 +1,5 @@
 // A proof request as the identity app receives it: the fields of the SelfApp object behind a deep link.
-import { getAddress, isAddress, type Address } from 'viem';
+import { type Address, getAddress, isAddress } from 'viem';
 import { selfAppFromDeepLink } from '../core/deep-link.js';
 import type { MinimumAge } from '../core/disclosures.js';
 import type { RequestedDisclosures } from './disclosure-output.js';

@@ -19,7 +19,7 @@
 // admin switching the registry's selfProofProvider to an already approved provider (no event is emitted then).
 // Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
 // cached isProofFresh alone. Chain reorganisations are not handled (Celo's blocks are final in practice).
-import { encodeEventTopics, hexToBigInt, slice, type Hex } from 'viem';
+import { encodeEventTopics, type Hex, hexToBigInt, slice } from 'viem';
 import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
 import type { ChainClient } from '../chain/clients.js';
@@ -33,17 +33,9 @@ const topicOf = (eventName: RegistryEventName): Hex =>
 
 /** Events whose first indexed parameter is the agent id. */
 const AGENT_EVENTS = new Set<Hex>(
-  (
-    [
-      'Registered',
-      'URIUpdated',
-      'MetadataSet',
-      'HumanProofRefreshed',
-      'GuardianSet',
-      'AgentMetadataUpdated',
-      'AgentCredentialsStored',
-    ] as const
-  ).map(topicOf),
+  (['Registered', 'URIUpdated', 'MetadataSet', 'HumanProofRefreshed', 'GuardianSet', 'AgentMetadataUpdated', 'AgentCredentialsStored'] as const).map(
+    topicOf,
+  ),
 );
 /** ERC-721 events whose third indexed parameter is the token (agent) id. */
 const TOKEN_EVENTS = new Set<Hex>((['Transfer', 'Approval'] as const).map(topicOf));
@@ -212,7 +204,10 @@ export class AgentCache {
       onStore: (agentId, view) => {
         if (view.nullifier === 0n) return;
         let set = this.#agentsOfNullifier.get(view.nullifier);
-        if (!set) this.#agentsOfNullifier.set(view.nullifier, (set = new Set()));
+        if (!set) {
+          set = new Set();
+          this.#agentsOfNullifier.set(view.nullifier, set);
+        }
         set.add(agentId);
       },
       onEvict: (agentId, view) => {

@@ -3,8 +3,9 @@
 // the service fills from the registry. Owner-set fields are taken only where they have the AgentCard types, so the
 // card always validates against the A2A schema; anything missing gets a default, and an agent that never set
 // metadata (or set something that is not a JSON object) still gets a card named "Agent #<id>".
-import { z } from 'zod';
+
 import type { Address } from 'viem';
+import { z } from 'zod';
 import type { NetworkName } from '../core/networks.js';
 import type { StrengthLabel } from '../core/proof-type.js';
 import type { InterfaceCredentials } from './agent-queries.js';

@@ -1,27 +1,17 @@
 // What a registration session hands to the identity app for each mode: the agent's key material, the
 // proof's userId, and the userDefinedData carrying the agent's signed consent (onchain-facts 1.7, 1.8).
 import { ed25519 } from '@noble/curves/ed25519.js';
-import {
-  bytesToHex,
-  getAddress,
-  hexToBytes,
-  isAddress,
-  isHex,
-  parseSignature,
-  recoverMessageAddress,
-  type Address,
-  type Hex,
-} from 'viem';
+import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isAddress, isHex, parseSignature, recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { RegistryGateway } from '../chain/registry-gateway.js';
 import { addressAgentKey } from '../core/agent-key.js';
-import { ed25519ChallengeHash, registrationChallengeHash, type EcdsaSignatureParts } from '../core/challenge.js';
+import { type EcdsaSignatureParts, ed25519ChallengeHash, registrationChallengeHash } from '../core/challenge.js';
 import type { ConfigIndex } from '../core/disclosures.js';
 import { ed25519AgentAddress, ed25519ExtKpub, isEd25519PublicKey } from '../core/ed25519-key.js';
 import { badRequest, ServiceError } from '../core/errors.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../core/registration-data.js';
 import { MODE_RULES, type RegistrationMode } from '../core/registration-modes.js';
 import { advancedRegisterUserData, ed25519RegisterUserData, walletFreeRegisterUserData } from '../core/user-data.js';
-import type { RegistryGateway } from '../chain/registry-gateway.js';
 
 export interface EnrollmentRequest {
   mode: RegistrationMode;
@@ -105,9 +95,13 @@ async function walletHeldEcdsa(request: EnrollmentRequest, human: Address, ctx: 
   const challengeHuman = walletFree ? agent : human;
   const hash = registrationChallengeHash({ human: challengeHuman, chainId: ctx.chainId, registry: ctx.registry.address, nonce });
   const signature = ecdsaSignatureParts(request.agentSignature, mode);
-  const signer = await recoverMessageAddress({ message: { raw: hash }, signature: `0x${stripHex(request.agentSignature)}` as Hex }).catch(() => undefined);
+  const signer = await recoverMessageAddress({ message: { raw: hash }, signature: `0x${stripHex(request.agentSignature)}` as Hex }).catch(
+    () => undefined,
+  );
   if (signer !== agent) {
-    throw badRequest('agentSignature does not verify: sign the challengeHash of POST /api/agent/register/challenge (same mode, network and addresses) with the agent key');
+    throw badRequest(
+      'agentSignature does not verify: sign the challengeHash of POST /api/agent/register/challenge (same mode, network and addresses) with the agent key',
+    );
   }
   const userDefinedData = walletFree
     ? walletFreeRegisterUserData({ configIndex: ctx.configIndex, agent, guardian: human, signature })
@@ -147,7 +141,9 @@ async function ed25519Key(request: EnrollmentRequest, human: Address | undefined
     if (!/^[0-9a-fA-F]{128}$/.test(sig)) throw badRequest('ed25519Signature must be 128 hex characters (the 64-byte Ed25519 signature R || S)');
     signature = hexToBytes(`0x${sig}`);
     if (!ed25519.verify(signature, challenge, hexToBytes(pubkeyHex))) {
-      throw badRequest('ed25519Signature does not verify: sign the challengeHash of POST /api/agent/register/ed25519-challenge (same pubkey, network and humanAddress) as 32 raw bytes');
+      throw badRequest(
+        'ed25519Signature does not verify: sign the challengeHash of POST /api/agent/register/ed25519-challenge (same pubkey, network and humanAddress) as 32 raw bytes',
+      );
     }
   }
   const userDefinedData = ed25519RegisterUserData({

@@ -12,21 +12,21 @@
 // - Agent lists (by human, by nullifier) are in ascending id order.
 // - The log followers are started by the composition root (start()); if nothing started them, the first
 //   agents-by-human request starts its network's follower (until stop() is called).
-import { getAddress, zeroAddress, type Address } from 'viem';
+import { type Address, getAddress, zeroAddress } from 'viem';
 import { AgentLens, type AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
-import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
+import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
 import { notFound, ServiceError } from '../core/errors.js';
-import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, resolveNetwork, type NetworkName } from '../core/networks.js';
-import { proofTypeOf, strengthLabelOf, type ProofType, type StrengthLabel } from '../core/proof-type.js';
+import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName, resolveNetwork } from '../core/networks.js';
+import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
 import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-modes.js';
 import type { Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
-import { buildAgentCard, type AgentCard } from './agent-card.js';
 import { AgentCache } from './agent-cache.js';
+import { type AgentCard, buildAgentCard } from './agent-card.js';
 import { HumanAgentIndex } from './human-agent-index.js';
 
 /** Credentials as the interface shows them: nationality, olderThan and ofac always present. */
@@ -90,9 +90,7 @@ export interface Reputation {
   proofType: ProofType;
 }
 
-export type VerifyStatus =
-  | { verified: false }
-  | { verified: boolean; proofType: ProofType; registeredAtBlock: string; providerAddress: Address };
+export type VerifyStatus = { verified: false } | { verified: boolean; proofType: ProofType; registeredAtBlock: string; providerAddress: Address };
 
 export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
 
@@ -165,9 +163,10 @@ export class AgentQueryService {
 
   constructor(options: AgentQueryOptions) {
     this.#options = options;
-    this.#networks = Object.fromEntries(
-      options.chains.all().map((gateway) => [gateway.network, this.#setUp(gateway)]),
-    ) as Record<NetworkName, NetworkQueries>;
+    this.#networks = Object.fromEntries(options.chains.all().map((gateway) => [gateway.network, this.#setUp(gateway)])) as Record<
+      NetworkName,
+      NetworkQueries
+    >;
   }
 
   #setUp(gateway: NetworkGateway): NetworkQueries {
@@ -426,9 +425,7 @@ export class AgentQueryService {
 
 /** Provider and strength, zero when there is no proof. */
 function proofFields(view: AgentView): { provider: Address; strength: number } {
-  return view.hasHumanProof
-    ? { provider: view.proofProvider, strength: view.verificationStrength }
-    : { provider: zeroAddress, strength: 0 };
+  return view.hasHumanProof ? { provider: view.proofProvider, strength: view.verificationStrength } : { provider: zeroAddress, strength: 0 };
 }
 
 function interfaceCredentials(view: AgentView): InterfaceCredentials {

@@ -1,16 +1,16 @@
 // Deregistration sessions: the human who registered an agent proves again ("X" + config + agent address) and
 // the registry burns the NFT. The chain is the source of truth: the session completes when the agent's key
 // no longer resolves to the agent / its NFT is burned, whoever submitted the proof.
-import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { type Address, getAddress, type Hex, isAddress } from 'viem';
 import { addressAgentKey } from '../core/agent-key.js';
 import { configIndexFor } from '../core/disclosures.js';
 import { badRequest, notFound } from '../core/errors.js';
-import { resolveNetwork, type NetworkName } from '../core/networks.js';
+import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { advancedDeregisterUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { parseDisclosures, type DisclosureRequest } from './registration.js';
-import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
+import { type DisclosureRequest, parseDisclosures } from './registration.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface DeregistrationRequest {
@@ -35,7 +35,6 @@ export interface DeregistrationStatus extends SessionView {
 }
 
 export class DeregistrationService extends ChainSyncedSessions {
-
   constructor(private readonly deps: FlowDeps) {
     super(new SessionFlow(deps, 'deregister', '/api/agent/deregister'));
   }
@@ -97,8 +96,6 @@ export class DeregistrationService extends ChainSyncedSessions {
       ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
     };
   }
-
-
 
   /** Completed once the agent's key no longer resolves to the agent and its NFT is burned; failed on a reverted proof. */
   protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {

@@ -6,7 +6,7 @@
 // Who counts, by registration mode: linked and privy agents -> the human's wallet (owner); wallet-free and
 // smartwallet agents -> the agent's own address (owner) and the guardian, if one was set; Ed25519 agents -> the
 // address derived from the key (owner) and the guardian (ed25519-linked).
-import { getAddress, hexToBigInt, slice, zeroAddress, type Address, type Hex } from 'viem';
+import { type Address, getAddress, type Hex, hexToBigInt, slice, zeroAddress } from 'viem';
 import { REGISTRY_TOPICS } from './agent-cache.js';
 
 const addressOfTopic = (topic: Hex): Address => getAddress(slice(topic, 12));
@@ -20,7 +20,10 @@ class AddressIndex {
     if (address === zeroAddress) return;
     this.#byAgent.set(agentId, address);
     let set = this.#byAddress.get(address);
-    if (!set) this.#byAddress.set(address, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.#byAddress.set(address, set);
+    }
     set.add(agentId);
   }
 

@@ -3,13 +3,13 @@
 // bytes of keccak256(sessionId)), so the reported transaction is accepted only if its verifySelfProof input
 // carries that userIdentifier, and only that transaction's NullifierIdentified event is read — never "the
 // latest event", which could be another human's.
-import { decodeFunctionData, getAddress, isAddressEqual, keccak256, parseEventLogs, slice, toHex, type Address, type Hex } from 'viem';
+import { type Address, decodeFunctionData, getAddress, type Hex, isAddressEqual, keccak256, parseEventLogs, slice, toHex } from 'viem';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
-import { resolveNetwork, type NetworkName } from '../core/networks.js';
+import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { identifyUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface IdentifyRequest {
@@ -33,7 +33,6 @@ export interface IdentifyStatus extends SessionView {
 export const identifyUserId = (sessionId: string): Address => getAddress(slice(keccak256(toHex(sessionId)), 12));
 
 export class IdentifyService extends ChainSyncedSessions {
-
   constructor(private readonly deps: FlowDeps) {
     super(new SessionFlow(deps, 'identify', '/api/agent/identify'));
   }
@@ -76,8 +75,6 @@ export class IdentifyService extends ChainSyncedSessions {
     return { ...base, nullifier, agentCount: agentIds.length, agentIds: agentIds.map(Number) };
   }
 
-
-
   /** Reads the reported transaction: this session's proof (by userIdentifier) and its NullifierIdentified event. */
   protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     const txHash = record.callback?.txHash;
@@ -86,7 +83,9 @@ export class IdentifyService extends ChainSyncedSessions {
     const receipt = await gateway.client.getTransactionReceipt({ hash: txHash }).catch(() => undefined);
     if (!receipt) return record; // not mined (yet): ask again at the next status
     const fail = (reason: string) =>
-      this.deps.sessions.update(record.id, (current) => (current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current));
+      this.deps.sessions.update(record.id, (current) =>
+        current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current,
+      );
     if (receipt.status === 'reverted') return fail('The identify transaction reverted on chain');
 
     const transaction = await gateway.client.getTransaction({ hash: txHash });

@@ -2,17 +2,17 @@
 // agentId, hex form) and the registry renews the proof in place. The chain is the source of truth: the
 // session completes when proofExpiresAt(agentId) moved past the value seen at start, or the reported
 // transaction carries HumanProofRefreshed for this agent.
-import { isAddressEqual, parseEventLogs, type Hex } from 'viem';
+import { type Hex, isAddressEqual, parseEventLogs } from 'viem';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
-import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
-import { configIndexFor, disclosuresForConfigIndex, isConfigIndex, type ConfigIndex } from '../core/disclosures.js';
+import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
+import { type ConfigIndex, configIndexFor, disclosuresForConfigIndex, isConfigIndex } from '../core/disclosures.js';
 import { badRequest, notFound } from '../core/errors.js';
-import { resolveNetwork, type NetworkName } from '../core/networks.js';
+import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { refreshUserData } from '../core/user-data.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { parseDisclosures, type DisclosureRequest } from './registration.js';
-import { ChainSyncedSessions, SessionFlow, type FlowDeps, type OpenedSession } from './session-flow.js';
+import { type DisclosureRequest, parseDisclosures } from './registration.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export interface RefreshRequest {
@@ -53,7 +53,6 @@ const describeConfig = (index: ConfigIndex): string => {
 };
 
 export class RefreshService extends ChainSyncedSessions {
-
   constructor(private readonly deps: FlowDeps) {
     super(new SessionFlow(deps, 'refresh', '/api/agent/refresh'));
   }
@@ -70,10 +69,13 @@ export class RefreshService extends ChainSyncedSessions {
     }
     const configIds = await gateway.registry.configIds();
     const agentIndex = configIds.findIndex((id) => id.toLowerCase() === agent.configId.toLowerCase());
-    if (!isConfigIndex(agentIndex)) throw badRequest(`Agent ${agentId} has a config (${agent.configId}) this registry no longer offers: it cannot be refreshed`);
+    if (!isConfigIndex(agentIndex))
+      throw badRequest(`Agent ${agentId} has a config (${agent.configId}) this registry no longer offers: it cannot be refreshed`);
 
     // Without disclosures, the agent's own config; with them, they must select it (the registry refuses a change).
-    const disclosures = request.disclosures ? parseDisclosures(request.disclosures) : { ...parseDisclosures({}), ...disclosuresForConfigIndex(agentIndex) };
+    const disclosures = request.disclosures
+      ? parseDisclosures(request.disclosures)
+      : { ...parseDisclosures({}), ...disclosuresForConfigIndex(agentIndex) };
     const configIndex = configIndexFor(disclosures);
     if (configIds[configIndex]?.toLowerCase() !== agent.configId.toLowerCase()) {
       throw badRequest(
@@ -128,14 +130,17 @@ export class RefreshService extends ChainSyncedSessions {
     };
   }
 
-
-
   protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = BigInt(record.agentId as string);
     const previous = BigInt((record.details?.['previousExpiresAt'] as string | undefined) ?? '0');
-    const expiresAt = await gateway.client.readContract({ address: gateway.contracts.registry, abi: agentRegistryAbi, functionName: 'proofExpiresAt', args: [agentId] });
+    const expiresAt = await gateway.client.readContract({
+      address: gateway.contracts.registry,
+      abi: agentRegistryAbi,
+      functionName: 'proofExpiresAt',
+      args: [agentId],
+    });
     let refreshed = expiresAt > previous;
     if (!refreshed && record.callback?.txHash) {
       const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);

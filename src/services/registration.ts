@@ -1,18 +1,18 @@
 // Registration sessions: open one (agent key, userDefinedData, deep link), follow it to the chain, export
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
-import { getAddress, isAddress, isAddressEqual, parseEventLogs, type Address, type Hex } from 'viem';
+import { type Address, getAddress, type Hex, isAddress, isAddressEqual, parseEventLogs } from 'viem';
 import { agentRegistryAbi } from '../chain/artifacts/index.js';
 import type { NetworkGateway } from '../chain/gateway.js';
-import { publicCredentials, type PublicCredentials } from '../core/credentials.js';
+import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
 import { configIndexFor, type MinimumAge } from '../core/disclosures.js';
 import { badRequest, ServiceError } from '../core/errors.js';
-import { resolveNetwork, type NetworkName } from '../core/networks.js';
-import { MODE_RULES, resolveMode, type RegistrationMode } from '../core/registration-modes.js';
+import { type NetworkName, resolveNetwork } from '../core/networks.js';
+import { MODE_RULES, type RegistrationMode, resolveMode } from '../core/registration-modes.js';
 import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
-import { SessionTokens, type SessionClaims } from '../sessions/session-token.js';
-import { ecdsaChallenge, ed25519Challenge, enrollAgent, type Challenge } from './agent-enrollment.js';
-import { ChainSyncedSessions, SessionFlow, type FlowDeps } from './session-flow.js';
+import { type SessionClaims, SessionTokens } from '../sessions/session-token.js';
+import { type Challenge, ecdsaChallenge, ed25519Challenge, enrollAgent } from './agent-enrollment.js';
+import { ChainSyncedSessions, type FlowDeps, SessionFlow } from './session-flow.js';
 import type { SessionView } from './session-view.js';
 
 export type { CallbackReport } from './session-flow.js';
@@ -86,7 +86,6 @@ export function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disc
 }
 
 export class RegistrationService extends ChainSyncedSessions {
-
   constructor(private readonly deps: RegistrationDeps) {
     super(new SessionFlow(deps, 'register', '/api/agent/register'));
   }
@@ -149,8 +148,6 @@ export class RegistrationService extends ChainSyncedSessions {
     };
   }
 
-
-
   async exportKey(token: string): Promise<ExportedKey> {
     const { claims, record } = await this.open(token);
     const mode = record.mode as RegistrationMode;
@@ -161,7 +158,8 @@ export class RegistrationService extends ChainSyncedSessions {
     const privateKey = secrets.agentPrivateKey ?? secrets.ed25519PrivateKey;
     if (!privateKey) throw badRequest('This session registers a key you brought yourself: the service never had its private key');
     const synced = await this.syncWithChain(record);
-    if (synced.stage !== 'completed') throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
+    if (synced.stage !== 'completed')
+      throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
     return {
       privateKey,
       keyType: secrets.agentPrivateKey ? 'secp256k1' : 'ed25519',
@@ -175,11 +173,16 @@ export class RegistrationService extends ChainSyncedSessions {
 
   async challenge(request: { mode: string; network?: string; agentAddress?: string; humanAddress?: string }): Promise<Challenge> {
     const mode = resolveMode(request.mode);
-    if (!MODE_RULES[mode].externalKey) throw badRequest('The ECDSA challenge is for the privy and smartwallet modes, whose agent key is held by a wallet provider');
-    if (!request.agentAddress || !isAddress(request.agentAddress, { strict: false })) throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address');
+    if (!MODE_RULES[mode].externalKey)
+      throw badRequest('The ECDSA challenge is for the privy and smartwallet modes, whose agent key is held by a wallet provider');
+    if (!request.agentAddress || !isAddress(request.agentAddress, { strict: false }))
+      throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address');
     const humanAddress = parseHuman(request.humanAddress, mode) as Address;
     const gateway = this.deps.chains.get(resolveNetwork(request.network ?? 'mainnet'));
-    return ecdsaChallenge({ mode, agentAddress: getAddress(request.agentAddress), humanAddress }, { chainId: gateway.chainId, registry: gateway.registry });
+    return ecdsaChallenge(
+      { mode, agentAddress: getAddress(request.agentAddress), humanAddress },
+      { chainId: gateway.chainId, registry: gateway.registry },
+    );
   }
 
   async ed25519Challenge(request: { pubkey?: string; network?: string; humanAddress?: string }): Promise<Challenge> {

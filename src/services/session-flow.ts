@@ -10,7 +10,7 @@ import type { SessionRecord } from '../sessions/session-record.js';
 import type { SessionRepository } from '../sessions/session-repository.js';
 import type { SessionClaims, SessionSecrets, SessionTokens, SessionType } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
-import { sessionView, type SessionView } from './session-view.js';
+import { type SessionView, sessionView } from './session-view.js';
 
 export interface CallbackReport {
   status: 'success' | 'error';
@@ -89,7 +89,8 @@ export class SessionFlow {
   /** The deep link and QR again, while the session still waits for the human (409 otherwise). */
   async qr(token: string): Promise<SessionQr> {
     const { claims, record } = await this.open(token);
-    if (record.stage !== 'qr-ready') throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
+    if (record.stage !== 'qr-ready')
+      throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
     const deepLink = await this.deepLink(record);
     const view = await this.view(claims, record);
     return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
@@ -116,12 +117,18 @@ export class SessionFlow {
    */
   async recordCallback(callbackToken: string, report: CallbackReport): Promise<SessionRecord> {
     const claims = await this.deps.tokens.open(callbackToken, { type: this.type, scope: 'callback' });
-    if (report.status === 'success' && !report.txHash) throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
+    if (report.status === 'success' && !report.txHash)
+      throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
     if (report.status === 'error' && !report.error) throw badRequest('An error callback must say what went wrong in "error"');
     const receivedAt = this.deps.clock();
     return this.deps.sessions.update(claims.sessionId, (record) => {
       if (record.stage === 'completed') return record;
-      const callback = { receivedAt, outcome: report.status, ...(report.txHash ? { txHash: report.txHash } : {}), ...(report.error ? { error: report.error } : {}) };
+      const callback = {
+        receivedAt,
+        outcome: report.status,
+        ...(report.txHash ? { txHash: report.txHash } : {}),
+        ...(report.error ? { error: report.error } : {}),
+      };
       if (report.status === 'error') return { ...record, callback, stage: 'failed', failureReason: report.error as string };
       const { failureReason: _dropped, ...rest } = record;
       return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex };

@@ -1,8 +1,9 @@
 // The fields every session response carries: a refreshed token (same session, same expiry), the stage,
 // the time left, and what the human should do now.
-import type { Clock } from '../store/key-value-store.js';
-import type { SessionClaims, SessionTokens } from '../sessions/session-token.js';
+
 import type { SessionRecord, SessionStage } from '../sessions/session-record.js';
+import type { SessionClaims, SessionTokens } from '../sessions/session-token.js';
+import type { Clock } from '../store/key-value-store.js';
 
 export interface SessionView {
   sessionToken: string;
@@ -26,7 +27,11 @@ const INSTRUCTIONS: Record<SessionRecord['type'], Record<SessionStage, string[]>
     failed: ['Registration failed: see the error, then start a new registration.'],
   },
   deregister: {
-    'qr-ready': ['Open the identity app on your phone.', 'Scan the QR code or open the deep link.', 'Prove your identity again to confirm the removal.'],
+    'qr-ready': [
+      'Open the identity app on your phone.',
+      'Scan the QR code or open the deep link.',
+      'Prove your identity again to confirm the removal.',
+    ],
     'proof-received': ['Proof received from the identity app.', 'Waiting for the removal to be confirmed on chain.'],
     completed: ['Deregistration complete: the agent NFT is burned.'],
     failed: ['Deregistration failed: see the error, then start again.'],
@@ -38,19 +43,18 @@ const INSTRUCTIONS: Record<SessionRecord['type'], Record<SessionStage, string[]>
     failed: ['Identification failed: see the error, then start again.'],
   },
   refresh: {
-    'qr-ready': ['Open the identity app on your phone.', 'Scan the QR code or open the deep link.', 'Prove your identity again to refresh the proof.'],
+    'qr-ready': [
+      'Open the identity app on your phone.',
+      'Scan the QR code or open the deep link.',
+      'Prove your identity again to refresh the proof.',
+    ],
     'proof-received': ['Proof received from the identity app.', 'Waiting for the refresh to be confirmed on chain.'],
     completed: ['Proof refreshed: the agent has a new expiry.'],
     failed: ['Refresh failed: see the error, then start again.'],
   },
 };
 
-export async function sessionView(
-  tokens: SessionTokens,
-  claims: SessionClaims,
-  record: SessionRecord,
-  clock: Clock,
-): Promise<SessionView> {
+export async function sessionView(tokens: SessionTokens, claims: SessionClaims, record: SessionRecord, clock: Clock): Promise<SessionView> {
   return {
     sessionToken: await tokens.issue(claims),
     stage: record.stage,

@@ -46,8 +46,7 @@ function checked(secret: string, source: string): Uint8Array {
   const bytes = new TextEncoder().encode(secret);
   if (bytes.length < MIN_BYTES) {
     throw new Error(
-      `${source} is ${bytes.length} bytes long; a session secret needs at least ${MIN_BYTES} bytes ` +
-        '(generate one with `openssl rand -hex 32`)',
+      `${source} is ${bytes.length} bytes long; a session secret needs at least ${MIN_BYTES} bytes (generate one with \`openssl rand -hex 32\`)`,
     );
   }
   return bytes;

@@ -33,9 +33,7 @@ const claimsSchema = z.object({
   type: z.enum(SESSION_TYPES),
   scope: z.enum(['session', 'callback']),
   expiresAt: z.number().int().nonnegative(),
-  secrets: z
-    .object({ agentPrivateKey: privateKey.optional(), ed25519PrivateKey: privateKey.optional() })
-    .optional(),
+  secrets: z.object({ agentPrivateKey: privateKey.optional(), ed25519PrivateKey: privateKey.optional() }).optional(),
 });
 
 const invalidToken = (): ServiceError => new ServiceError(401, 'Invalid session token');
@@ -99,4 +97,3 @@ export class SessionTokens {
     return parsed.data;
   }
 }
-

@@ -32,9 +32,7 @@ export interface WindowCounter {
 const BIGINT_TAG = '$bigint';
 
 export function encodeValue(value: unknown): string {
-  const text = JSON.stringify(value, (_key, item: unknown) =>
-    typeof item === 'bigint' ? { [BIGINT_TAG]: item.toString() } : item,
-  );
+  const text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? { [BIGINT_TAG]: item.toString() } : item));
   // JSON.stringify returns undefined for undefined, functions and symbols: nothing a store can keep.
   if (text === undefined) throw new TypeError('KeyValueStore values must be JSON-serialisable');
   return text;

@@ -1,13 +1,4 @@
-import {
-  decodeValue,
-  encodeValue,
-  expiryFor,
-  isLive,
-  nextCounter,
-  type Clock,
-  type KeyValueStore,
-  type WindowCounter,
-} from './key-value-store.js';
+import { type Clock, decodeValue, encodeValue, expiryFor, isLive, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
 
 interface Entry {
   text: string;
@@ -44,11 +35,7 @@ export class MemoryStore implements KeyValueStore {
     this.#write(key, { text: encodeValue(value), expiresAt: expiryFor(this.#clock(), ttlMs) });
   }
 
-  async update<T>(
-    key: string,
-    fn: (current: T | undefined) => T | undefined,
-    ttlMs?: number,
-  ): Promise<T | undefined> {
+  async update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined> {
     const now = this.#clock();
     const entry = this.#live(key, now);
     const next = fn(entry ? decodeValue<T>(entry.text) : undefined);

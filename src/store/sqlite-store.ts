@@ -1,15 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  decodeValue,
-  encodeValue,
-  expiryFor,
-  nextCounter,
-  type Clock,
-  type KeyValueStore,
-  type WindowCounter,
-} from './key-value-store.js';
+import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
 
 interface Row {
   value: string;
@@ -34,9 +26,7 @@ export class SqliteStore implements KeyValueStore {
   readonly #remove: Database.Statement<[string]>;
   readonly #purge: Database.Statement<[number]>;
   /** Read-modify-write of one key; run with .immediate() so the write lock is taken before the read. */
-  readonly #readModifyWrite: Database.Transaction<
-    (key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined
-  >;
+  readonly #readModifyWrite: Database.Transaction<(key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined>;
 
   constructor(path: string, clock: Clock = Date.now) {
     this.#clock = clock;
@@ -56,9 +46,7 @@ export class SqliteStore implements KeyValueStore {
     `);
 
     // Same liveness rule as isLive() in key-value-store.ts: an entry is gone at its expiry instant.
-    this.#select = this.#db.prepare(
-      'SELECT value, expires_at FROM kv WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)',
-    );
+    this.#select = this.#db.prepare('SELECT value, expires_at FROM kv WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)');
     this.#upsert = this.#db.prepare(
       'INSERT INTO kv (key, value, expires_at) VALUES (?, ?, ?) ' +
         'ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
@@ -88,11 +76,7 @@ export class SqliteStore implements KeyValueStore {
     else this.#upsert.run(key, encodeValue(value), expiryFor(this.#clock(), ttlMs));
   }
 
-  async update<T>(
-    key: string,
-    fn: (current: T | undefined) => T | undefined,
-    ttlMs?: number,
-  ): Promise<T | undefined> {
+  async update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined> {
     const row = this.#readModifyWrite.immediate(key, (current, now) => {
       const next = fn(current ? decodeValue<T>(current.value) : undefined);
       if (next === undefined) return undefined;

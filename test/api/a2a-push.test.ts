@@ -5,15 +5,15 @@
 // refusing internal and clear-text destinations with JSON-RPC errors.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TaskState, type Task } from '@a2a-js/sdk';
-import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import { type Task, TaskState } from '@a2a-js/sdk';
+import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CONFIG_WRITES_PER_MINUTE, MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
 import { a2aExecutorOf, a2aPushOf } from '../../src/http/app.js';
 import { dataPart, openRegisterTask, REGISTER_TESTNET, rpc, userMessage } from '../support/a2a.js';
-import { testApp, type TestApp } from '../support/app.js';
+import { type TestApp, testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
 interface Delivery {
@@ -119,7 +119,8 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const deepLink = String((task.artifacts[0]!.parts[0]!.content as { value: Record<string, unknown> }).value['deepLink']);
     await approveDeepLink(t.app, networks, String(deepLink), { callback: false });
 
-    const completed = (d: Delivery) => (d.body['statusUpdate'] as { status?: { state?: string } } | undefined)?.status?.state === 'TASK_STATE_COMPLETED';
+    const completed = (d: Delivery) =>
+      (d.body['statusUpdate'] as { status?: { state?: string } } | undefined)?.status?.state === 'TASK_STATE_COMPLETED';
     const deliveries = await receiver.waitFor(path, (all) => all.some(completed));
     for (const d of deliveries) {
       expect(d.headers['authorization']).toBe('Bearer hook-secret-1');
@@ -131,17 +132,27 @@ describe('A2A push notifications to a webhook on this machine', () => {
     expect(deliveries.findIndex(completed)).toBe(deliveries.length - 1);
     const final = deliveries.at(-1)!.body['statusUpdate'] as { taskId: string; status: { message: { parts: { data?: Record<string, unknown> }[] } } };
     expect(final.taskId).toBe(task.id);
-    expect(final.status.message.parts.find((p) => p.data)?.data).toMatchObject({ stage: 'completed', network: 'testnet', agentId: expect.any(Number) });
+    expect(final.status.message.parts.find((p) => p.data)?.data).toMatchObject({
+      stage: 'completed',
+      network: 'testnet',
+      agentId: expect.any(Number),
+    });
   });
 
   it('v0.3: set, get and list a config, then the webhook gets v0.3 Task bodies with the token header', async () => {
     const path = '/v03-hook';
-    const { taskId, artifact: { deepLink } } = await openRegisterTask(t.app);
+    const {
+      taskId,
+      artifact: { deepLink },
+    } = await openRegisterTask(t.app);
     const set = await rpc(t.app, 'tasks/pushNotificationConfig/set', {
       taskId,
       pushNotificationConfig: { id: 'hook-1', url: `${receiver.url}${path}`, token: 'v03-token' },
     });
-    expect(set.body.result, JSON.stringify(set.body)).toMatchObject({ taskId, pushNotificationConfig: { id: 'hook-1', url: `${receiver.url}${path}` } });
+    expect(set.body.result, JSON.stringify(set.body)).toMatchObject({
+      taskId,
+      pushNotificationConfig: { id: 'hook-1', url: `${receiver.url}${path}` },
+    });
     const got = await rpc(t.app, 'tasks/pushNotificationConfig/get', { id: taskId, pushNotificationConfigId: 'hook-1' });
     expect(got.body.result).toMatchObject({ taskId, pushNotificationConfig: { id: 'hook-1' } });
     const list = await rpc(t.app, 'tasks/pushNotificationConfig/list', { id: taskId });
@@ -170,21 +181,38 @@ describe('A2A push notifications to a webhook on this machine', () => {
   it(`keeps at most ${MAX_CONFIGS_PER_TASK} configs per task, and deletes them`, async () => {
     const { taskId } = await openRegisterTask(t.app);
     for (let i = 0; i < MAX_CONFIGS_PER_TASK; i++) {
-      const res = await rpc(t.app, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: `c${i}`, url: `${receiver.url}/c${i}` } });
+      const res = await rpc(t.app, 'tasks/pushNotificationConfig/set', {
+        taskId,
+        pushNotificationConfig: { id: `c${i}`, url: `${receiver.url}/c${i}` },
+      });
       expect(res.body.result, JSON.stringify(res.body)).toBeDefined();
     }
-    const over = await rpc(t.app, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'one-more', url: `${receiver.url}/x` } });
+    const over = await rpc(t.app, 'tasks/pushNotificationConfig/set', {
+      taskId,
+      pushNotificationConfig: { id: 'one-more', url: `${receiver.url}/x` },
+    });
     expect(over.status).toBe(200);
     expect(over.body.error).toMatchObject({ code: -32602, message: expect.stringContaining(`at most ${MAX_CONFIGS_PER_TASK}`) });
     // replacing an existing id is not a new config
-    const replaced = await rpc(t.app, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'c0', url: `${receiver.url}/c0-new` } });
+    const replaced = await rpc(t.app, 'tasks/pushNotificationConfig/set', {
+      taskId,
+      pushNotificationConfig: { id: 'c0', url: `${receiver.url}/c0-new` },
+    });
     expect(replaced.body.result.pushNotificationConfig.url).toBe(`${receiver.url}/c0-new`);
     const deleted = await rpc(t.app, 'tasks/pushNotificationConfig/delete', { id: taskId, pushNotificationConfigId: 'c3' });
     expect(deleted.body.error).toBeUndefined();
     const list = await rpc(t.app, 'tasks/pushNotificationConfig/list', { id: taskId });
-    expect((list.body.result as { pushNotificationConfig: { id: string } }[]).map((c) => c.pushNotificationConfig.id).sort()).toEqual(
-      ['c0', 'c1', 'c2', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9'],
-    );
+    expect((list.body.result as { pushNotificationConfig: { id: string } }[]).map((c) => c.pushNotificationConfig.id).sort()).toEqual([
+      'c0',
+      'c1',
+      'c2',
+      'c4',
+      'c5',
+      'c6',
+      'c7',
+      'c8',
+      'c9',
+    ]);
     await rpc(t.app, 'tasks/cancel', { id: taskId });
   });
 
@@ -192,7 +220,10 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const path = '/restart-hook';
     const before = testApp(networks.chains, { publicUrl: 'http://127.0.0.1:1', pushPolicy: { allowPrivateNetworks: true } });
     apps.push(before.app);
-    const { taskId, artifact: { deepLink } } = await openRegisterTask(before.app);
+    const {
+      taskId,
+      artifact: { deepLink },
+    } = await openRegisterTask(before.app);
     await rpc(before.app, 'tasks/pushNotificationConfig/set', {
       taskId,
       pushNotificationConfig: { url: `${receiver.url}${path}?key=in-query`, authentication: { schemes: ['Bearer'], credentials: 'restart-secret' } },
@@ -213,7 +244,9 @@ describe('A2A push notifications to a webhook on this machine', () => {
     const list = await rpc(after.app, 'tasks/pushNotificationConfig/list', { id: taskId });
     expect(list.body.result[0].pushNotificationConfig).toMatchObject({ url: `${receiver.url}${path}?key=in-query` });
     await approveDeepLink(after.app, networks, String(deepLink), { callback: false });
-    const deliveries = await receiver.waitFor(`${path}?key=in-query`, (all) => all.some((d) => (d.body['status'] as { state?: string })?.state === 'completed'));
+    const deliveries = await receiver.waitFor(`${path}?key=in-query`, (all) =>
+      all.some((d) => (d.body['status'] as { state?: string })?.state === 'completed'),
+    );
     expect(deliveries.at(-1)!.headers['authorization']).toBe('Bearer restart-secret');
     expect(deliveries.at(-1)!.body).toMatchObject({ kind: 'task', id: taskId });
   });
@@ -284,7 +317,10 @@ describe('A2A push notifications under the default policy', () => {
   });
 
   it('a config for an unknown task is a task-not-found error', async () => {
-    const res = await rpc(app, 'tasks/pushNotificationConfig/set', { taskId: 'no-such-task', pushNotificationConfig: { url: 'https://93.184.215.14/hook' } });
+    const res = await rpc(app, 'tasks/pushNotificationConfig/set', {
+      taskId: 'no-such-task',
+      pushNotificationConfig: { url: 'https://93.184.215.14/hook' },
+    });
     expect(res.body.error).toMatchObject({ code: -32001 });
   });
 });

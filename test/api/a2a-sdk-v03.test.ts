@@ -5,19 +5,19 @@
 // v0.3 wire. test/api/a2a.test.ts covers the v1.0 client and raw v0.3 JSON-RPC; this file covers the v0.3 client.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { type AgentCard, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { a2aExecutorOf } from '../../src/http/app.js';
-import { dataOf, dataPart, userMessage } from '../support/a2a.js';
-import type { Services } from '../../src/services/index.js';
 import { DEFAULT_REJECT_REASON, reject } from '../../src/identity-app/app.js';
-import { expectSubmitted, registerLinked, type RegisteredAgent } from '../support/agents.js';
+import type { Services } from '../../src/services/index.js';
+import { dataOf, dataPart, userMessage } from '../support/a2a.js';
+import { expectSubmitted, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
-import { registerAgent, tampered, type ApiAgent } from '../support/session-flows.js';
+import { type ApiAgent, registerAgent, tampered } from '../support/session-flows.js';
 
 const TESTNET = 11142220;
 
@@ -419,7 +419,12 @@ describe('A2A through the SDK client on the v0.3 wire', () => {
       });
       expect(run.updates[0]?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
       expect(run.final.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      expect(run.final.data).toMatchObject({ stage: 'completed', agentId: registered.agentId, agentAddress: registered.agentAddress, network: 'testnet' });
+      expect(run.final.data).toMatchObject({
+        stage: 'completed',
+        agentId: registered.agentId,
+        agentAddress: registered.agentAddress,
+        network: 'testnet',
+      });
       expect((await request(s.app).get(`/api/agent/info/${TESTNET}/${registered.agentId}`)).status).toBe(404);
 
       const stored = await s.v03.getTask({ tenant: '', id: run.task.id, historyLength: undefined });

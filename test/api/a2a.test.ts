@@ -3,21 +3,21 @@
 // register task that completes by itself when the identity app approves, and the card against the v0.3 schema.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
-import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import { type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { type Client, ClientFactory } from '@a2a-js/sdk/client';
+import { Ajv } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SESSION_CREATION_LIMIT } from '../../src/http/session-limit.js';
 import { a2aExecutorOf } from '../../src/http/app.js';
-import { registerLinked, type RegisteredAgent } from '../support/agents.js';
-import { testApp, type TestApp } from '../support/app.js';
-import { a2aCardValidator, A2A_SCHEMA } from '../support/queries.js';
+import { SESSION_CREATION_LIMIT } from '../../src/http/session-limit.js';
+import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
+import { type RegisteredAgent, registerLinked } from '../support/agents.js';
+import { type TestApp, testApp } from '../support/app.js';
+import { A2A_SCHEMA, a2aCardValidator } from '../support/queries.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 import { registerAgent } from '../support/session-flows.js';
 import { hasSharedFile, readSharedJson } from '../support/shared.js';
-import { Ajv } from 'ajv';
 
 const TESTNET = 11142220;
 
@@ -122,16 +122,42 @@ describe('A2A endpoint', () => {
   });
 
   it('a protocol error is a JSON-RPC error object with HTTP 200', async () => {
-    const res = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 'no-such-task' } });
+    const res = await request(app)
+      .post('/api/a2a')
+      .send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 'no-such-task' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32001 } });
   });
 
   it.each([
-    ['v0.3 message/send without parts', {}, 'message/send', { message: { kind: 'message', messageId: 'p-1', role: 'user', parts: [] } }, /at least one part/],
-    ['v1.0 SendMessage without parts', { 'A2A-Version': '1.0' }, 'SendMessage', { message: { messageId: 'p-2', role: 'ROLE_USER', parts: [] } }, /at least one part/],
-    ['a message from the agent role', {}, 'message/send', { message: { kind: 'message', messageId: 'p-3', role: 'agent', parts: [{ kind: 'text', text: 'help' }] } }, /role must be user/],
-    ['a negative historyLength on send', {}, 'message/send', { message: { kind: 'message', messageId: 'p-4', role: 'user', parts: [{ kind: 'text', text: 'help' }] }, configuration: { historyLength: -2 } }, /historyLength/],
+    [
+      'v0.3 message/send without parts',
+      {},
+      'message/send',
+      { message: { kind: 'message', messageId: 'p-1', role: 'user', parts: [] } },
+      /at least one part/,
+    ],
+    [
+      'v1.0 SendMessage without parts',
+      { 'A2A-Version': '1.0' },
+      'SendMessage',
+      { message: { messageId: 'p-2', role: 'ROLE_USER', parts: [] } },
+      /at least one part/,
+    ],
+    [
+      'a message from the agent role',
+      {},
+      'message/send',
+      { message: { kind: 'message', messageId: 'p-3', role: 'agent', parts: [{ kind: 'text', text: 'help' }] } },
+      /role must be user/,
+    ],
+    [
+      'a negative historyLength on send',
+      {},
+      'message/send',
+      { message: { kind: 'message', messageId: 'p-4', role: 'user', parts: [{ kind: 'text', text: 'help' }] }, configuration: { historyLength: -2 } },
+      /historyLength/,
+    ],
     ['a negative historyLength on tasks/get', {}, 'tasks/get', { id: 'any', historyLength: -1 }, /historyLength/],
     ['a page size over 100', { 'A2A-Version': '1.0' }, 'ListTasks', { pageSize: 500 }, /pageSize must be 1 to 100/],
   ])('%s is a JSON-RPC invalid-params error saying what to fix', async (_name, headers, method, params, message) => {
@@ -145,10 +171,12 @@ describe('A2A endpoint', () => {
     for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
       const res = await request(app).get(path).set('A2A-Version', '1.0');
       expect(res.status, path).toBe(200);
-      expect(res.body.supportedInterfaces).toEqual([
-        { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-        { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-      ].map((i) => expect.objectContaining(i)));
+      expect(res.body.supportedInterfaces).toEqual(
+        [
+          { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+          { url: `${base}/api/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        ].map((i) => expect.objectContaining(i)),
+      );
       expect(res.body.skills).toHaveLength(7);
     }
   });
@@ -211,7 +239,9 @@ describe('A2A endpoint', () => {
 
     // tasks/get after a restart: a new app over the same store (v0.3, no version header)
     const restarted = testApp(networks.chains, { publicUrl: base, store: t.store, sessionSecret: t.sessionSecret }).app;
-    const res = await request(restarted).post('/api/a2a').send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { id: task!.id } });
+    const res = await request(restarted)
+      .post('/api/a2a')
+      .send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { id: task!.id } });
     expect(res.body).toMatchObject({ id: 3, result: { kind: 'task', id: task!.id, status: { state: 'completed' } } });
     a2aExecutorOf(restarted)?.stop();
   });
@@ -271,7 +301,9 @@ describe('A2A endpoint', () => {
         jsonrpc: '2.0',
         id: 5,
         method: 'message/send',
-        params: { message: { kind: 'message', messageId: 'm-5', role: 'user', parts: [{ kind: 'text', text: `lookup agent ${agent.agentId} on testnet` }] } },
+        params: {
+          message: { kind: 'message', messageId: 'm-5', role: 'user', parts: [{ kind: 'text', text: `lookup agent ${agent.agentId} on testnet` }] },
+        },
       });
     expect(message(res.body.result) ? [] : message.errors).toEqual([]);
   });
@@ -283,7 +315,14 @@ describe('A2A endpoint', () => {
         jsonrpc: '2.0',
         id: 6,
         method: 'message/send',
-        params: { message: { kind: 'message', messageId: 'm-6', role: 'user', parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', chainId: TESTNET } }] } },
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'm-6',
+            role: 'user',
+            parts: [{ kind: 'data', data: { intent: 'register', mode: 'wallet-free', chainId: TESTNET } }],
+          },
+        },
       });
     expect(res.body).toMatchObject({ id: 6, result: { kind: 'task', status: { state: 'auth-required' } } });
     const task = res.body.result as { id: string; artifacts: { parts: { kind: string; data: Record<string, unknown> }[] }[] };
@@ -305,13 +344,24 @@ describe('A2A endpoint', () => {
         jsonrpc: '2.0',
         id: 9,
         method: 'message/send',
-        params: { message: { kind: 'message', messageId: 'm-9', role: 'user', parts: [{ kind: 'text', text: '{"intent": "register", "mode": "wallet-free", "network": "testnet"}' }] } },
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'm-9',
+            role: 'user',
+            parts: [{ kind: 'text', text: '{"intent": "register", "mode": "wallet-free", "network": "testnet"}' }],
+          },
+        },
       });
     const taskId = send.body.result.id as string;
-    const cancel = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 10, method: 'tasks/cancel', params: { id: taskId } });
+    const cancel = await request(app)
+      .post('/api/a2a')
+      .send({ jsonrpc: '2.0', id: 10, method: 'tasks/cancel', params: { id: taskId } });
     expect(cancel.status).toBe(200);
     expect(cancel.body).toMatchObject({ id: 10, result: { kind: 'task', id: taskId, status: { state: 'canceled' } } });
-    const got = await request(app).post('/api/a2a').send({ jsonrpc: '2.0', id: 11, method: 'tasks/get', params: { id: taskId } });
+    const got = await request(app)
+      .post('/api/a2a')
+      .send({ jsonrpc: '2.0', id: 11, method: 'tasks/get', params: { id: taskId } });
     expect(got.body.result.status.state).toBe('canceled');
   });
 
@@ -325,7 +375,12 @@ describe('A2A endpoint', () => {
     for (const [i, data] of requests.entries()) {
       const legacy = await request(app)
         .post('/api/a2a')
-        .send({ jsonrpc: '2.0', id: i, method: 'message/send', params: { message: { kind: 'message', messageId: `q-${i}`, role: 'user', parts: [{ kind: 'data', data }] } } });
+        .send({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'message/send',
+          params: { message: { kind: 'message', messageId: `q-${i}`, role: 'user', parts: [{ kind: 'data', data }] } },
+        });
       const legacyData = (legacy.body.result.parts as { kind: string; data?: object }[]).find((p) => p.kind === 'data')?.data;
       const current = dataOf((await send([dataPart(data)])).parts);
       expect(legacyData, JSON.stringify(data)).toEqual(current);
@@ -333,20 +388,37 @@ describe('A2A endpoint', () => {
     const raw = await request(app)
       .post('/api/a2a')
       .set('A2A-Version', '1.0')
-      .send({ jsonrpc: '2.0', id: 'v1', method: 'SendMessage', params: { message: { messageId: 'v1-1', role: 'ROLE_USER', parts: [{ data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }] } } });
+      .send({
+        jsonrpc: '2.0',
+        id: 'v1',
+        method: 'SendMessage',
+        params: {
+          message: {
+            messageId: 'v1-1',
+            role: 'ROLE_USER',
+            parts: [{ data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }],
+          },
+        },
+      });
     expect(raw.status).toBe(200);
     expect(raw.body.result.message.role).toBe('ROLE_AGENT');
     expect(raw.body.result.message.parts.find((p: { data?: object }) => p.data).data).toMatchObject({ isVerified: true, chainId: TESTNET });
   });
 
-  it('ListTasks shows a client its own tasks (artifacts only on request), never another address\'s', async () => {
+  it("ListTasks shows a client its own tasks (artifacts only on request), never another address's", async () => {
     const created = (await client.sendMessage({
       tenant: '',
       message: userMessage([dataPart({ intent: 'register', mode: 'wallet-free', network: 'testnet' })]),
       configuration: undefined,
       metadata: undefined,
     })) as Task;
-    const listed = await client.listTasks({ tenant: '', contextId: created.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined });
+    const listed = await client.listTasks({
+      tenant: '',
+      contextId: created.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
     expect(listed.tasks.map((task) => task.id)).toEqual([created.id]);
     expect(listed.tasks[0]!.artifacts).toEqual([]);
     const withArtifacts = await client.listTasks({
@@ -371,9 +443,17 @@ describe('A2A endpoint', () => {
 
   it('ListTasks tells IPv6 neighbours apart (the owner is the whole address, not the rate-limit /56)', async () => {
     const v1 = (forwardedFor: string, method: string, params: object) =>
-      request(app).post('/api/a2a').set('A2A-Version', '1.0').set('X-Forwarded-For', forwardedFor).send({ jsonrpc: '2.0', id: method, method, params });
+      request(app)
+        .post('/api/a2a')
+        .set('A2A-Version', '1.0')
+        .set('X-Forwarded-For', forwardedFor)
+        .send({ jsonrpc: '2.0', id: method, method, params });
     const sent = await v1('2001:db8:1:ab00::1', 'SendMessage', {
-      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }] },
+      message: {
+        messageId: crypto.randomUUID(),
+        role: 'ROLE_USER',
+        parts: [{ data: { intent: 'register', mode: 'wallet-free', network: 'testnet' } }],
+      },
     });
     const taskId = sent.body.result.task.id as string;
     const own = await v1('2001:db8:1:ab00::1', 'ListTasks', {});
@@ -430,7 +510,11 @@ describe('A2A endpoint', () => {
       // the session completes (the chain says so) ...
       let stage = '';
       for (let i = 0; i < 50 && stage !== 'completed'; i++) {
-        stage = (await request(after.app).get('/api/agent/register/status').query({ token: String(artifact['sessionToken']) })).body.stage;
+        stage = (
+          await request(after.app)
+            .get('/api/agent/register/status')
+            .query({ token: String(artifact['sessionToken']) })
+        ).body.stage;
         if (stage !== 'completed') await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(stage).toBe('completed');
@@ -457,7 +541,11 @@ describe('A2A session creations count against the per-address limit', () => {
     for (let i = 1; i <= SESSION_CREATION_LIMIT; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.kind).toBe('task');
     const refused = await sendRegister(app, '203.0.113.7');
     expect(refused.status).toBe(200);
-    expect(legacyDataOf(refused.body.result)).toMatchObject({ status: 429, intent: 'register', error: expect.stringContaining('Too many session creations') });
+    expect(legacyDataOf(refused.body.result)).toMatchObject({
+      status: 429,
+      intent: 'register',
+      error: expect.stringContaining('Too many session creations'),
+    });
   });
 });
 

@@ -5,14 +5,23 @@ import type { Express } from 'express';
 import request from 'supertest';
 import type { Address } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { RegistryGateway } from '../../src/chain/registry-gateway.js';
 import { selfAppFromDeepLink } from '../../src/core/deep-link.js';
 import { registrationQrSchema } from '../../src/http/schemas/registration.js';
 import { deregistrationSessionSchema, deregistrationStatusSchema } from '../../src/http/schemas/sessions.js';
-import { RegistryGateway } from '../../src/chain/registry-gateway.js';
-import { testApp } from '../support/app.js';
 import { expectSubmitted, newAccount } from '../support/agents.js';
+import { testApp } from '../support/app.js';
 import { approveDeepLink, callbackTokenOf, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
-import { expectConforms, expectError, manualClock, registerAgent, tampered, THIRTY_MINUTES, type ApiAgent, type Body } from '../support/session-flows.js';
+import {
+  type ApiAgent,
+  type Body,
+  expectConforms,
+  expectError,
+  manualClock,
+  registerAgent,
+  THIRTY_MINUTES,
+  tampered,
+} from '../support/session-flows.js';
 
 const TESTNET = 11142220;
 
@@ -36,7 +45,13 @@ describe('deregistration sessions', () => {
 
   async function removes(agent: ApiAgent, app: Express): Promise<void> {
     const session = await deregister(app, { network: 'testnet', agentAddress: agent.agentAddress });
-    expect(session).toMatchObject({ stage: 'qr-ready', agentId: agent.agentId, agentAddress: agent.agentAddress, network: 'testnet', configIndex: 0 });
+    expect(session).toMatchObject({
+      stage: 'qr-ready',
+      agentId: agent.agentId,
+      agentAddress: agent.agentAddress,
+      network: 'testnet',
+      configIndex: 0,
+    });
     expectConforms(deregistrationSessionSchema, session);
     const qr = await request(app).get('/api/agent/deregister/qr').query({ token: session['sessionToken'] });
     expectConforms(registrationQrSchema, qr.body);
@@ -53,7 +68,13 @@ describe('deregistration sessions', () => {
 
     const res = await status(app, session['sessionToken'] as string);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ stage: 'completed', agentId: agent.agentId, agentAddress: agent.agentAddress, network: 'testnet', txHash: proof.txHash });
+    expect(res.body).toMatchObject({
+      stage: 'completed',
+      agentId: agent.agentId,
+      agentAddress: agent.agentAddress,
+      network: 'testnet',
+      txHash: proof.txHash,
+    });
     expect(res.body.sessionToken).not.toBe(session['sessionToken']);
     expectConforms(deregistrationStatusSchema, res.body);
 
@@ -115,11 +136,21 @@ describe('deregistration sessions', () => {
   it('unknown agent 404; malformed input 400', async () => {
     const app = newApp();
     const unknown = newAccount().address;
-    expectError(await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: unknown }), 404, `Agent ${unknown} is not registered on testnet`);
+    expectError(
+      await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: unknown }),
+      404,
+      `Agent ${unknown} is not registered on testnet`,
+    );
     expectError(await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: '0x1234' }), 400, /agentAddress/);
     expectError(await request(app).post('/api/agent/deregister').send({ network: 'testnet' }), 400, /agentAddress/);
     expectError(await request(app).post('/api/agent/deregister').send({ network: 'moon', agentAddress: unknown }), 400, /network|moon/i);
-    expectError(await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: unknown, disclosures: { minimumAge: 17 } }), 400, /minimumAge/);
+    expectError(
+      await request(app)
+        .post('/api/agent/deregister')
+        .send({ network: 'testnet', agentAddress: unknown, disclosures: { minimumAge: 17 } }),
+      400,
+      /minimumAge/,
+    );
     expectError(await request(app).post('/api/agent/deregister').send([1]), 400, /JSON object/);
   });
 
@@ -147,18 +178,17 @@ describe('deregistration sessions', () => {
       expectError(await request(app).get('/api/agent/deregister/status'), 400, /Missing session token/);
       const registration = await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' });
       expectError(await status(app, registration.body.sessionToken as string), 400, 'Token is not for a deregister session');
-      expectError(
-        await request(app).get('/api/agent/register/status').query({ token }),
-        400,
-        'Token is not for a register session',
-      );
+      expectError(await request(app).get('/api/agent/register/status').query({ token }), 400, 'Token is not for a register session');
       // The callback token only calls the callback.
       expectError(await status(app, callbackTokenOf(session['deepLink'] as string)), 401, 'Invalid session token');
 
       clock.advance(THIRTY_MINUTES);
       expectError(await status(app, token), 410, 'Session expired');
       expectError(
-        await request(app).post('/api/agent/deregister/callback').query({ token: callbackTokenOf(session['deepLink'] as string) }).send({ status: 'error', error: 'late' }),
+        await request(app)
+          .post('/api/agent/deregister/callback')
+          .query({ token: callbackTokenOf(session['deepLink'] as string) })
+          .send({ status: 'error', error: 'late' }),
         410,
         'Session expired',
       );

@@ -14,7 +14,6 @@ async function deadRpcUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-
 describe('GET /api/health', () => {
   let mainnet: TestSystem;
   let testnet: TestSystem;
@@ -86,10 +85,7 @@ describe('unknown paths and bad bodies', () => {
   });
 
   it('answers 400 with an error body for malformed JSON', async () => {
-    const res = await request(testApp(chains).app)
-      .post('/api/anything')
-      .set('content-type', 'application/json')
-      .send('{"mode": ');
+    const res = await request(testApp(chains).app).post('/api/anything').set('content-type', 'application/json').send('{"mode": ');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
   });

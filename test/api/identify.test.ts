@@ -7,10 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { selfAppFromDeepLink } from '../../src/core/deep-link.js';
 import { identifySessionSchema, identifyStatusSchema } from '../../src/http/schemas/sessions.js';
 import { identifyUserId } from '../../src/services/identify.js';
-import { testApp } from '../support/app.js';
 import { expectSubmitted } from '../support/agents.js';
+import { testApp } from '../support/app.js';
 import { approveDeepLink, callbackTokenOf, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
-import { expectConforms, expectError, manualClock, registerAgent, tampered, THIRTY_MINUTES, type Body } from '../support/session-flows.js';
+import { type Body, expectConforms, expectError, manualClock, registerAgent, THIRTY_MINUTES, tampered } from '../support/session-flows.js';
 
 describe('identify sessions', () => {
   let net: TestNetworks;
@@ -75,7 +75,11 @@ describe('identify sessions', () => {
     expect(new Set([a.body.nullifier, b.body.nullifier, c.body.nullifier]).size).toBe(3);
 
     // Completed: no QR any more.
-    expectError(await request(app).get('/api/agent/identify/qr').query({ token: a.body.sessionToken }), 409, /only available while the session waits/);
+    expectError(
+      await request(app).get('/api/agent/identify/qr').query({ token: a.body.sessionToken }),
+      409,
+      /only available while the session waits/,
+    );
   });
 
   it("another session's transaction is refused: the session fails instead of reporting someone else", async () => {
@@ -118,7 +122,14 @@ describe('identify sessions', () => {
       .send({ status: 'error', error: 'The human declined' });
     expect(res.body).toEqual({ received: true, stage: 'failed' });
     expect((await status(app, session['sessionToken'] as string)).body).toMatchObject({ stage: 'failed', error: 'The human declined' });
-    expectError(await request(app).post('/api/agent/identify/callback').query({ token: callbackTokenOf(session['deepLink'] as string) }).send({ status: 'success' }), 400, /txHash/);
+    expectError(
+      await request(app)
+        .post('/api/agent/identify/callback')
+        .query({ token: callbackTokenOf(session['deepLink'] as string) })
+        .send({ status: 'success' }),
+      400,
+      /txHash/,
+    );
     expectError(await request(app).post('/api/agent/identify').send({ network: 'moon' }), 400, /network|moon/i);
     expectError(await request(app).post('/api/agent/identify').send({ network: 5 }), 400, /network/);
     expectError(await request(app).post('/api/agent/identify').send('x').set('Content-Type', 'text/plain'), 400, /JSON/);
@@ -145,7 +156,10 @@ describe('identify sessions', () => {
     for (let i = 0; i < 10; i++) expect((await request(app).post('/api/agent/identify').send({ network: 'testnet' })).status).toBe(200);
     expect((await request(app).post('/api/agent/identify').send({ network: 'testnet' })).status).toBe(429);
     expect((await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: 1 })).status).toBe(429);
-    expect((await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: '0x1111111111111111111111111111111111111111' })).status).toBe(429);
+    expect(
+      (await request(app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: '0x1111111111111111111111111111111111111111' }))
+        .status,
+    ).toBe(429);
     expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(429);
   });
 });

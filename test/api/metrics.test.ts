@@ -65,7 +65,10 @@ describe('GET /metrics', () => {
   let metrics: Metrics;
 
   /** The network's gateway, its RPC behind a counting proxy and every round trip counted in `metrics`. */
-  async function countedGateway(system: TestSystem, network: NetworkName): Promise<{ gateway: NetworkGateway; proxy: Awaited<ReturnType<typeof countingProxy>> }> {
+  async function countedGateway(
+    system: TestSystem,
+    network: NetworkName,
+  ): Promise<{ gateway: NetworkGateway; proxy: Awaited<ReturnType<typeof countingProxy>> }> {
     const proxy = await countingProxy(system.rpcUrl);
     proxies.push(proxy);
     const gateway = createNetworkGateway(network, {

@@ -6,15 +6,15 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Express } from 'express';
 import request from 'supertest';
-import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/http/openapi/document.js';
 import { DOCS_ASSET_ROUTES } from '../../src/http/routes/docs.js';
 import { healthSchema } from '../../src/http/routes/health.js';
 import { registerRequestSchema, registrationStatusSchema } from '../../src/http/schemas/registration.js';
-import { testApp } from '../support/app.js';
 import { newEd25519Agent } from '../support/agents.js';
+import { testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
 const TESTNET = 11142220;
@@ -48,8 +48,9 @@ const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:(\w
 
 /** Every $ref in `value`. */
 function refsOf(value: unknown, out: string[] = []): string[] {
-  if (Array.isArray(value)) value.forEach((item) => refsOf(item, out));
-  else if (value && typeof value === 'object') {
+  if (Array.isArray(value)) {
+    for (const item of value) refsOf(item, out);
+  } else if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if (key === '$ref' && typeof item === 'string') out.push(item);
       else refsOf(item, out);
@@ -92,7 +93,9 @@ describe('OpenAPI document', () => {
     const documented = operation!.responses[String(res.status)];
     expect(documented, `${method.toUpperCase()} ${path} answered ${res.status}, which is not documented: ${res.text?.slice(0, 300)}`).toBeDefined();
     const content = documented!.content ?? {};
-    const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const type = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     if (Object.keys(content).length === 0) return;
     expect(Object.keys(content), `${method.toUpperCase()} ${path} ${res.status} answered ${type}`).toContain(type);
     const schema = content[type]?.schema;
@@ -108,7 +111,7 @@ describe('OpenAPI document', () => {
   }
 
   it('is a valid OpenAPI 3.1 document with the service as its server', async () => {
-    const result = await new Validator().validate(structuredClone(doc) as unknown as Parameters<Validator["validate"]>[0]);
+    const result = await new Validator().validate(structuredClone(doc) as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe('3.1.0');
@@ -141,8 +144,14 @@ describe('OpenAPI document', () => {
       });
     const documented = operations(doc).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(routed.length).toBeGreaterThan(5);
-    expect(routed.filter((route) => !documented.includes(route)), 'routes without documentation').toEqual([]);
-    expect(documented.filter((route) => !routed.includes(route)), 'documented operations without a route').toEqual([]);
+    expect(
+      routed.filter((route) => !documented.includes(route)),
+      'routes without documentation',
+    ).toEqual([]);
+    expect(
+      documented.filter((route) => !routed.includes(route)),
+      'documented operations without a route',
+    ).toEqual([]);
   });
 
   it('is generated from the schemas the routes validate and answer with', () => {
@@ -228,8 +237,7 @@ describe('OpenAPI document', () => {
       nullifier,
     });
 
-    const publicGets = () =>
-      operations(doc).filter(({ method, operation }) => method === 'get' && !operation.security && !operation.requestBody);
+    const publicGets = () => operations(doc).filter(({ method, operation }) => method === 'get' && !operation.security && !operation.requestBody);
 
     /** The path with example values; query parameters: the required ones, and the optional ones named in `optional`. */
     function urlOf(path: string, operation: OpenApiOperation, values: Record<string, string>, optional: string[] = []): string {

@@ -4,9 +4,9 @@
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import type { TestSystem } from '../support/chain.js';
-import { deregisterByProof, eventually, queryTestApp, refreshByProof, type QueryTestApp } from '../support/queries.js';
+import { deregisterByProof, eventually, type QueryTestApp, queryTestApp, refreshByProof } from '../support/queries.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 import { setMaxAgentsPerHuman } from '../support/registry.js';
 
@@ -130,7 +130,11 @@ describe('invalidation by the registry events', () => {
     expect((await cached(path)).body.isVerified).toBe(true);
 
     await deregisterByProof(system, { human: agent.human, agent: agent.agent.address });
-    const { value, elapsedMs } = await eventually(() => request(q.app).get(path), (res) => res.body.isVerified === false, 5_000);
+    const { value, elapsedMs } = await eventually(
+      () => request(q.app).get(path),
+      (res) => res.body.isVerified === false,
+      5_000,
+    );
     expect(value.body).toEqual({
       agentId: Number(agent.agentId),
       chainId: TESTNET,
@@ -168,7 +172,11 @@ describe('invalidation by the registry events', () => {
     expect((await request(q.app).get(byNullifier)).body.agents).toEqual([Number(first.agentId)]);
 
     const second = await registerLinked(system, { human: first.human });
-    const { value, elapsedMs } = await eventually(() => request(q.app).get(path), (res) => res.body.agentCountForHuman === 2, 5_000);
+    const { value, elapsedMs } = await eventually(
+      () => request(q.app).get(path),
+      (res) => res.body.agentCountForHuman === 2,
+      5_000,
+    );
     expect(value.body.agentCountForHuman).toBe(2);
     expect(elapsedMs).toBeLessThan(ONE_POLL_BUDGET_MS);
     expect((await request(q.app).get(byNullifier)).body.agents).toEqual([first.agentId, second.agentId].map(Number));

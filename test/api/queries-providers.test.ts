@@ -3,11 +3,11 @@
 // (a bare ERC-8004 registration, possible once the operator lifts requireHumanProof): the no-proof answers.
 import type { Express } from 'express';
 import request from 'supertest';
-import { getAddress, pad, parseEventLogs, toHex, type Address } from 'viem';
+import { type Address, getAddress, pad, parseEventLogs, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import type { TestSystem } from '../support/chain.js';
-import { queryTestApp, testProviderArtifact, type QueryTestApp } from '../support/queries.js';
+import { type QueryTestApp, queryTestApp, testProviderArtifact } from '../support/queries.js';
 import { deployTestNetworks } from '../support/registration-flow.js';
 import { mined, registryAs, registryOf } from '../support/registry.js';
 
@@ -38,10 +38,7 @@ describe('agents of external providers, and agents without a proof', () => {
     await mined(system, registryAs(system, system.operator).write.addProofProvider([provider]));
     const agentWallet = await system.newWallet();
     const agentKey = pad(agentWallet.account.address);
-    await mined(
-      system,
-      registryAs(system, agentWallet).write.registerWithHumanProof(['', provider, toHex(`proof of ${name}`), agentKey]),
-    );
+    await mined(system, registryAs(system, agentWallet).write.registerWithHumanProof(['', provider, toHex(`proof of ${name}`), agentKey]));
     return { agentId: await registryOf(system).read.getAgentId([agentKey]), provider };
   }
 

@@ -4,20 +4,12 @@
 import type { ValidateFunction } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
-import { getAddress, type Address } from 'viem';
+import { type Address, getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REGISTRATION_MODES } from '../../src/core/registration-modes.js';
-import {
-  expectSubmitted,
-  linkedData,
-  newAccount,
-  registerLinked,
-  registerWalletFree,
-  submitProof,
-  type RegisteredAgent,
-} from '../support/agents.js';
+import { expectSubmitted, linkedData, newAccount, type RegisteredAgent, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
 import type { LocalChainWallet, TestSystem } from '../support/chain.js';
-import { A2A_SCHEMA, a2aCardValidator, deregisterByProof, eventually, queryTestApp, type QueryTestApp } from '../support/queries.js';
+import { A2A_SCHEMA, a2aCardValidator, deregisterByProof, eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 import { blockTimestamp, mined, registryAs, setMaxAgentsPerHuman } from '../support/registry.js';
 import { hasSharedFile } from '../support/shared.js';
@@ -216,6 +208,7 @@ describe('public queries', () => {
 
   describe.skipIf(!hasSharedFile(A2A_SCHEMA))('GET /api/cards/{chainId}/{agentId}', () => {
     let validate: ValidateFunction;
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: the hook of this nested describe.skipIf block, which biome takes for the outer one
     beforeAll(() => {
       validate = a2aCardValidator();
     });
@@ -355,7 +348,7 @@ describe('public queries', () => {
       }
     });
 
-    it('404 for a burned agent; verify and verify-status answer the no-proof bodies; it leaves its human\'s lists', async () => {
+    it("404 for a burned agent; verify and verify-status answer the no-proof bodies; it leaves its human's lists", async () => {
       const doomed = await registerWalletFree(system, { guardian: human });
       await q.services.queries.syncNow();
       expect((await get(`/api/agent/info/${TESTNET}/${doomed.agentId}`)).status).toBe(200);

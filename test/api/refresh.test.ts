@@ -7,12 +7,21 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selfAppFromDeepLink } from '../../src/core/deep-link.js';
 import { refreshSessionSchema, refreshStatusSchema } from '../../src/http/schemas/sessions.js';
-import type { TestSystem } from '../support/chain.js';
-import { testApp } from '../support/app.js';
 import { expectSubmitted } from '../support/agents.js';
-import { registryEvents } from '../support/registry.js';
+import { testApp } from '../support/app.js';
+import type { TestSystem } from '../support/chain.js';
 import { approveDeepLink, callbackTokenOf, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
-import { expectConforms, expectError, manualClock, registerAgent, tampered, THIRTY_MINUTES, type ApiAgent, type Body } from '../support/session-flows.js';
+import { registryEvents } from '../support/registry.js';
+import {
+  type ApiAgent,
+  type Body,
+  expectConforms,
+  expectError,
+  manualClock,
+  registerAgent,
+  THIRTY_MINUTES,
+  tampered,
+} from '../support/session-flows.js';
 
 describe('proof refresh sessions', () => {
   let net: TestNetworks;
@@ -73,13 +82,22 @@ describe('proof refresh sessions', () => {
     expect(res.body.credentials).toMatchObject(expected.credentials);
     expectConforms(refreshStatusSchema, res.body);
     // Done: no QR any more.
-    expectError(await request(app).get('/api/agent/refresh/qr').query({ token: res.body.sessionToken }), 409, /only available while the session waits/);
+    expectError(
+      await request(app).get('/api/agent/refresh/qr').query({ token: res.body.sessionToken }),
+      409,
+      /only available while the session waits/,
+    );
   }
 
   it('an ECDSA agent under an age config: refreshed, with a new expiry and credentials', async () => {
     const app = newApp();
     const agent = await registerAgent(app, net, 'linked', { disclosures: { minimumAge: 18 } });
-    await refreshes(app, agent, { disclosures: { minimumAge: 18, nationality: true } }, { configIndex: 1, credentials: { olderThan: 18, nationality: 'GBR' } });
+    await refreshes(
+      app,
+      agent,
+      { disclosures: { minimumAge: 18, nationality: true } },
+      { configIndex: 1, credentials: { olderThan: 18, nationality: 'GBR' } },
+    );
   });
 
   it("an Ed25519 agent; without disclosures the agent's own config is proved", async () => {
@@ -91,7 +109,9 @@ describe('proof refresh sessions', () => {
   it("disclosures of another config: 400 naming the agent's config", async () => {
     const app = newApp();
     const agent = await registerAgent(app, net, 'linked', { disclosures: { minimumAge: 18 } });
-    const res = await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: agent.agentId, disclosures: { minimumAge: 21, ofac: true } });
+    const res = await request(app)
+      .post('/api/agent/refresh')
+      .send({ network: 'testnet', agentId: agent.agentId, disclosures: { minimumAge: 21, ofac: true } });
     expectError(res, 400, /config 5 \(minimumAge 21, ofac true\).*config 1 \(minimumAge 18, ofac false\)/);
     const none = await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: agent.agentId, disclosures: {} });
     expectError(none, 400, /agent \d+ has config 1 \(minimumAge 18, ofac false\)/);
@@ -113,13 +133,23 @@ describe('proof refresh sessions', () => {
 
   it('unknown or burned agent 404; malformed input 400', async () => {
     const app = newApp();
-    expectError(await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: 987654 }), 404, 'Agent 987654 is not registered on testnet');
+    expectError(
+      await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: 987654 }),
+      404,
+      'Agent 987654 is not registered on testnet',
+    );
     for (const agentId of [0, -1, 1.5, 'abc', '', null]) {
       expectError(await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId }), 400, /agentId/);
     }
     expectError(await request(app).post('/api/agent/refresh').send({ network: 'testnet' }), 400, /agentId/);
     expectError(await request(app).post('/api/agent/refresh').send({ network: 'moon', agentId: 1 }), 400, /network|moon/i);
-    expectError(await request(app).post('/api/agent/refresh').send({ network: 'testnet', agentId: 1, disclosures: { minimumAge: 5 } }), 400, /minimumAge/);
+    expectError(
+      await request(app)
+        .post('/api/agent/refresh')
+        .send({ network: 'testnet', agentId: 1, disclosures: { minimumAge: 5 } }),
+      400,
+      /minimumAge/,
+    );
   });
 
   it('tokens: expired (410), tampered (401), another type (400); Bearer works', async () => {
@@ -137,7 +167,10 @@ describe('proof refresh sessions', () => {
     expectError(await status(app, token), 410, 'Session expired');
     expectError(await request(app).get('/api/agent/refresh/qr').query({ token }), 410, 'Session expired');
     expectError(
-      await request(app).post('/api/agent/refresh/callback').query({ token: callbackTokenOf(session['deepLink'] as string) }).send({ status: 'error', error: 'late' }),
+      await request(app)
+        .post('/api/agent/refresh/callback')
+        .query({ token: callbackTokenOf(session['deepLink'] as string) })
+        .send({ status: 'error', error: 'late' }),
       410,
       'Session expired',
     );

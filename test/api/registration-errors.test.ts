@@ -9,16 +9,15 @@ import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import type { Express } from 'express';
 import request from 'supertest';
-import { bytesToHex, hexToBytes, keccak256, type Address, type Hex } from 'viem';
+import { type Address, bytesToHex, type Hex, hexToBytes, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { SessionTokens } from '../../src/sessions/session-token.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { testApp, type TestApp, type TestAppOptions } from '../support/app.js';
 import { expectSubmitted, newAccount } from '../support/agents.js';
+import { type TestApp, type TestAppOptions, testApp } from '../support/app.js';
 import type { TestSystem } from '../support/chain.js';
-import { nullifierOf } from '../support/registry.js';
 import {
   approveDeepLink,
   callbackTarget,
@@ -28,6 +27,7 @@ import {
   selfAppOf,
   type TestNetworks,
 } from '../support/registration-flow.js';
+import { nullifierOf } from '../support/registry.js';
 
 const THIRTY_MINUTES = 30 * 60 * 1000;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -75,7 +75,10 @@ describe('registration sessions: errors, limits and transports', () => {
   const qr = (app: Express, token: string) => request(app).get('/api/agent/register/qr').query({ token });
   const exportKey = (app: Express, token: string) => request(app).get('/api/agent/register/export').query({ token });
   const callback = (app: Express, token: string, body: unknown) =>
-    request(app).post('/api/agent/register/callback').query({ token }).send(body as object);
+    request(app)
+      .post('/api/agent/register/callback')
+      .query({ token })
+      .send(body as object);
 
   /** Registers and has the human approve; the session is completed. */
   async function completed(app: Express, body: Body = { mode: 'wallet-free', network: 'testnet' }) {
@@ -152,16 +155,12 @@ describe('registration sessions: errors, limits and transports', () => {
       await expectError(await exportKey(app, callbackToken), 401, 'Invalid session token');
     });
 
-    it('the caller\'s session token is not a callback token: 401, and the session does not move', async () => {
+    it("the caller's session token is not a callback token: 401, and the session does not move", async () => {
       const app = newApp();
       const session = await register(app);
       const token = session['sessionToken'] as string;
       await expectError(await callback(app, token, { status: 'error', error: 'forged by the caller' }), 401, 'Invalid session token');
-      await expectError(
-        await callback(app, token, { status: 'success', txHash: keccak256(randomBytes(32)) }),
-        401,
-        'Invalid session token',
-      );
+      await expectError(await callback(app, token, { status: 'success', txHash: keccak256(randomBytes(32)) }), 401, 'Invalid session token');
       expect((await status(app, token)).body.stage).toBe('qr-ready');
     });
 
@@ -179,11 +178,7 @@ describe('registration sessions: errors, limits and transports', () => {
       await expectError(await qr(service.app, deregister), 400, 'Token is not for a register session');
       await expectError(await exportKey(service.app, deregister), 400, 'Token is not for a register session');
       const refreshCallback = await tokens.issue({ ...claims, type: 'refresh', scope: 'callback' });
-      await expectError(
-        await callback(service.app, refreshCallback, { status: 'error', error: 'x' }),
-        400,
-        'Token is not for a register session',
-      );
+      await expectError(await callback(service.app, refreshCallback, { status: 'error', error: 'x' }), 400, 'Token is not for a register session');
       expect((await status(service.app, session['sessionToken'] as string)).body.stage).toBe('qr-ready');
     });
 
@@ -312,16 +307,40 @@ describe('registration sessions: errors, limits and transports', () => {
         { mode: 'verified-wallet', network: 'testnet' },
         /^Invalid mode: "verified-wallet". Valid modes: linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet \(aliases: agent-identity = linked, walletfree = wallet-free\)/,
       ],
-      ['network unknown', { mode: 'wallet-free', network: 'goerli' }, /^Unsupported network "goerli": use "mainnet" \(chain id 42220\) or "testnet" \(chain id 11142220\)/],
+      [
+        'network unknown',
+        { mode: 'wallet-free', network: 'goerli' },
+        /^Unsupported network "goerli": use "mainnet" \(chain id 42220\) or "testnet" \(chain id 11142220\)/,
+      ],
       ['network deprecated 44787', { mode: 'wallet-free', network: '44787' }, /^Unsupported network "44787"/],
-      ['humanAddress missing for linked', { mode: 'linked', network: 'testnet' }, /^humanAddress is required for mode linked and must be a 0x-prefixed 20-byte hex address/],
-      ['humanAddress invalid for linked', { mode: 'linked', network: 'testnet', humanAddress: '0x1234' }, /^humanAddress is required for mode linked/],
-      ['humanAddress missing for ed25519-linked', { mode: 'ed25519-linked', network: 'testnet' }, /^humanAddress is required for mode ed25519-linked/],
+      [
+        'humanAddress missing for linked',
+        { mode: 'linked', network: 'testnet' },
+        /^humanAddress is required for mode linked and must be a 0x-prefixed 20-byte hex address/,
+      ],
+      [
+        'humanAddress invalid for linked',
+        { mode: 'linked', network: 'testnet', humanAddress: '0x1234' },
+        /^humanAddress is required for mode linked/,
+      ],
+      [
+        'humanAddress missing for ed25519-linked',
+        { mode: 'ed25519-linked', network: 'testnet' },
+        /^humanAddress is required for mode ed25519-linked/,
+      ],
       ['humanAddress missing for smartwallet', { mode: 'smartwallet', network: 'testnet' }, /^humanAddress is required for mode smartwallet/],
       ['minimumAge 17', { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: 17 } }, /^disclosures\.minimumAge must be 0, 18 or 21/],
-      ['minimumAge as text', { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: '18' } }, /^disclosures\.minimumAge: must be the number 0, 18 or 21/],
+      [
+        'minimumAge as text',
+        { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: '18' } },
+        /^disclosures\.minimumAge: must be the number 0, 18 or 21/,
+      ],
       ['ofac "yes"', { mode: 'wallet-free', network: 'testnet', disclosures: { ofac: 'yes' } }, /^disclosures\.ofac: must be true or false/],
-      ['nationality 1', { mode: 'wallet-free', network: 'testnet', disclosures: { nationality: 1 } }, /^disclosures\.nationality: must be true or false/],
+      [
+        'nationality 1',
+        { mode: 'wallet-free', network: 'testnet', disclosures: { nationality: 1 } },
+        /^disclosures\.nationality: must be true or false/,
+      ],
       ['name "no"', { mode: 'wallet-free', network: 'testnet', disclosures: { name: 'no' } }, /^disclosures\.name: must be true or false/],
       ['disclosures not an object', { mode: 'wallet-free', network: 'testnet', disclosures: 'all' }, /^disclosures: must be an object/],
       [
@@ -349,7 +368,11 @@ describe('registration sessions: errors, limits and transports', () => {
         { mode: 'ed25519', network: 'testnet', ed25519Pubkey: bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey())) },
         /^Send both ed25519Pubkey and ed25519Signature/,
       ],
-      ['ed25519Signature without pubkey', { mode: 'ed25519', network: 'testnet', ed25519Signature: 'ab'.repeat(64) }, /^Send both ed25519Pubkey and ed25519Signature/],
+      [
+        'ed25519Signature without pubkey',
+        { mode: 'ed25519', network: 'testnet', ed25519Signature: 'ab'.repeat(64) },
+        /^Send both ed25519Pubkey and ed25519Signature/,
+      ],
       [
         'ed25519Pubkey of the wrong length',
         { mode: 'ed25519', network: 'testnet', ed25519Pubkey: 'abcd', ed25519Signature: 'ab'.repeat(64) },
@@ -362,7 +385,12 @@ describe('registration sessions: errors, limits and transports', () => {
       ],
       [
         'ed25519Signature of the wrong length',
-        { mode: 'ed25519', network: 'testnet', ed25519Pubkey: bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey())), ed25519Signature: 'abcd' },
+        {
+          mode: 'ed25519',
+          network: 'testnet',
+          ed25519Pubkey: bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey())),
+          ed25519Signature: 'abcd',
+        },
         /^ed25519Signature must be 128 hex characters/,
       ],
       ['body an array', [{ mode: 'wallet-free' }] as unknown as Body, /^request body: must be a JSON object/],
@@ -374,13 +402,16 @@ describe('registration sessions: errors, limits and transports', () => {
       expect(res.headers['cache-control']).toBe('no-store');
     });
 
-    it('an agentSignature by another key, or over the other mode\'s challenge, does not verify', async () => {
+    it("an agentSignature by another key, or over the other mode's challenge, does not verify", async () => {
       const app = newApp();
       const human = newAccount().address;
       const agent = newAccount();
       const challenge = async (mode: string) =>
-        (await request(app).post('/api/agent/register/challenge').send({ mode, network: 'testnet', agentAddress: agent.address, humanAddress: human }))
-          .body.challengeHash as Hex;
+        (
+          await request(app)
+            .post('/api/agent/register/challenge')
+            .send({ mode, network: 'testnet', agentAddress: agent.address, humanAddress: human })
+        ).body.challengeHash as Hex;
       const stranger = await newAccount().signMessage({ message: { raw: await challenge('privy') } });
       const smartwalletSignature = await agent.signMessage({ message: { raw: await challenge('smartwallet') } });
       for (const agentSignature of [stranger, smartwalletSignature]) {
@@ -428,19 +459,35 @@ describe('registration sessions: errors, limits and transports', () => {
       const agentAddress = newAccount().address;
       const humanAddress = newAccount().address;
       const challenge = (body: Body) => request(app).post('/api/agent/register/challenge').send(body);
-      await expectError(await challenge({ mode: 'linked', network: 'testnet', agentAddress, humanAddress }), 400, /^The ECDSA challenge is for the privy and smartwallet modes/);
-      await expectError(await challenge({ mode: 'privy', network: 'testnet', agentAddress: '0x12', humanAddress }), 400, /^agentAddress must be a 0x-prefixed 20-byte hex address/);
-      await expectError(await challenge({ mode: 'privy', network: 'testnet', agentAddress, humanAddress: 'me' }), 400, /^humanAddress is required for mode privy/);
+      await expectError(
+        await challenge({ mode: 'linked', network: 'testnet', agentAddress, humanAddress }),
+        400,
+        /^The ECDSA challenge is for the privy and smartwallet modes/,
+      );
+      await expectError(
+        await challenge({ mode: 'privy', network: 'testnet', agentAddress: '0x12', humanAddress }),
+        400,
+        /^agentAddress must be a 0x-prefixed 20-byte hex address/,
+      );
+      await expectError(
+        await challenge({ mode: 'privy', network: 'testnet', agentAddress, humanAddress: 'me' }),
+        400,
+        /^humanAddress is required for mode privy/,
+      );
       const ed = (body: Body) => request(app).post('/api/agent/register/ed25519-challenge').send(body);
       await expectError(await ed({ network: 'testnet' }), 400, /^pubkey: must be a string/);
       await expectError(await ed({ pubkey: 'ff'.repeat(32), network: 'testnet' }), 400, /^pubkey must be a 64-hex-character Ed25519 public key/);
       const pubkey = bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey()));
-      await expectError(await ed({ pubkey, network: 'testnet', humanAddress: '0x12' }), 400, /^humanAddress must be a 0x-prefixed 20-byte hex address/);
+      await expectError(
+        await ed({ pubkey, network: 'testnet', humanAddress: '0x12' }),
+        400,
+        /^humanAddress must be a 0x-prefixed 20-byte hex address/,
+      );
     });
   });
 
-  describe('the identity app\'s callback', () => {
-    it('a failure callback fails the session with the app\'s error', async () => {
+  describe("the identity app's callback", () => {
+    it("a failure callback fails the session with the app's error", async () => {
       const app = newApp();
       const session = await register(app, linkedBody());
       const token = session['sessionToken'] as string;
@@ -462,7 +509,10 @@ describe('registration sessions: errors, limits and transports', () => {
       const app = newApp();
       const session = await register(app);
       const target = callbackTarget(session['deepLink'] as string);
-      const post = (body: unknown) => request(app).post(target).send(body as object);
+      const post = (body: unknown) =>
+        request(app)
+          .post(target)
+          .send(body as object);
       await expectError(await post({ status: 'success' }), 400, /^A success callback must carry the txHash/);
       await expectError(await post({ status: 'done', txHash: keccak256(randomBytes(32)) }), 400, /^status: must be "success" or "error"/);
       await expectError(await post({}), 400, /^status: must be "success" or "error"/);
@@ -508,7 +558,9 @@ describe('registration sessions: errors, limits and transports', () => {
       });
       expect((await testnet.client.waitForTransactionReceipt({ hash })).status).toBe('reverted');
 
-      const answer = await request(app).post(callbackTarget(session['deepLink'] as string)).send({ status: 'success', txHash: hash });
+      const answer = await request(app)
+        .post(callbackTarget(session['deepLink'] as string))
+        .send({ status: 'success', txHash: hash });
       expect(answer.body).toEqual({ received: true, stage: 'failed' });
       const res = await status(app, session['sessionToken'] as string);
       expect(res.body).toMatchObject({ stage: 'failed', error: 'The registration transaction reverted on chain' });
@@ -519,7 +571,9 @@ describe('registration sessions: errors, limits and transports', () => {
       const session = await register(app);
       const token = session['sessionToken'] as string;
       const unknownTx = keccak256(randomBytes(32));
-      const answer = await request(app).post(callbackTarget(session['deepLink'] as string)).send({ status: 'success', txHash: unknownTx });
+      const answer = await request(app)
+        .post(callbackTarget(session['deepLink'] as string))
+        .send({ status: 'success', txHash: unknownTx });
       expect(answer.body).toEqual({ received: true, stage: 'proof-received' });
       const waiting = await status(app, token);
       expect(waiting.body.stage).toBe('proof-received');
@@ -534,7 +588,7 @@ describe('registration sessions: errors, limits and transports', () => {
     });
   });
 
-  it('a second agent for the same human beyond the registry\'s limit fails with the registry\'s reason', async () => {
+  it("a second agent for the same human beyond the registry's limit fails with the registry's reason", async () => {
     const app = newApp();
     expect(await testnet.gateway.registry.maxAgentsPerHuman()).toBe(1n);
     const document = newDocument();
@@ -598,7 +652,11 @@ describe('registration sessions: errors, limits and transports', () => {
         expect(byHeader.body.stage).toBe('qr-ready');
         const lowerCase = await request(app).get(path).set('Authorization', `bearer ${token}`);
         expect(lowerCase.status, path).toBe(200);
-        await expectError(await request(app).get(path), 400, /^Missing session token: send it as \?token=<sessionToken> or Authorization: Bearer <sessionToken>/);
+        await expectError(
+          await request(app).get(path),
+          400,
+          /^Missing session token: send it as \?token=<sessionToken> or Authorization: Bearer <sessionToken>/,
+        );
       }
     });
 
@@ -618,7 +676,11 @@ describe('registration sessions: errors, limits and transports', () => {
       });
       expect(new Set(keys).size).toBe(1);
       expect(privateKeyToAccount(keys[0]!).address).toBe(session['agentAddress']);
-      await expectError(await request(app).post('/api/agent/register/export').send({}), 400, /^Missing session token.*\{"token": \.\.\.\} in the body/);
+      await expectError(
+        await request(app).post('/api/agent/register/export').send({}),
+        400,
+        /^Missing session token.*\{"token": \.\.\.\} in the body/,
+      );
       await expectError(await request(app).post('/api/agent/register/export').send({ token: 'forged' }), 401, 'Invalid session token');
     });
   });
@@ -638,7 +700,9 @@ describe('registration sessions: errors, limits and transports', () => {
       expect(retryAfter).toBeGreaterThan(0);
       expect(retryAfter).toBeLessThanOrEqual(60);
       // The challenges count as session creation too.
-      const challenge = await request(app).post('/api/agent/register/ed25519-challenge').send({ pubkey: 'ff'.repeat(32) });
+      const challenge = await request(app)
+        .post('/api/agent/register/ed25519-challenge')
+        .send({ pubkey: 'ff'.repeat(32) });
       expect(challenge.status).toBe(429);
 
       // The sessions already open are not limited; another client address is not either.
@@ -669,7 +733,9 @@ describe('registration sessions: errors, limits and transports', () => {
       await request(app).get('/api/agent/register/qr').query({ token, format: 'png' }),
       await exportKey(app, token),
       await request(app).post('/api/agent/register/export').send({ token }),
-      await request(app).post(callbackTarget(session['deepLink'] as string)).send({ status: 'error', error: 'declined' }),
+      await request(app)
+        .post(callbackTarget(session['deepLink'] as string))
+        .send({ status: 'error', error: 'declined' }),
       await request(app).post('/api/agent/register/challenge').send({ mode: 'linked' }),
       await request(app).post('/api/agent/register/ed25519-challenge').send({ pubkey: 'ff' }),
     ];

@@ -5,23 +5,17 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import type { Express } from 'express';
 import request from 'supertest';
-import { bytesToHex, getAddress, hexToBytes, isAddress, zeroAddress, type Address, type Hex } from 'viem';
+import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isAddress, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import type { PublicCredentials } from '../../src/core/credentials.js';
-import type { TestSystem } from '../support/chain.js';
-import { testApp } from '../support/app.js';
+import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import { expectSubmitted, newAccount } from '../support/agents.js';
+import { testApp } from '../support/app.js';
+import type { TestSystem } from '../support/chain.js';
+import { approveDeepLink, deployTestNetworks, newDocument, selfAppOf, type TestNetworks } from '../support/registration-flow.js';
 import { registryEvents, registryOf } from '../support/registry.js';
-import {
-  approveDeepLink,
-  deployTestNetworks,
-  newDocument,
-  selfAppOf,
-  type TestNetworks,
-} from '../support/registration-flow.js';
 
 const THIRTY_MINUTES = 30 * 60 * 1000;
 /** What the default mock passport discloses whatever is asked: the registry caps the proof by its expiry. */
@@ -109,12 +103,7 @@ describe('registration modes, end to end', () => {
   }
 
   /** On chain: the agent key maps to the id, is verified, and the NFT's owner and guardian are as the mode says. */
-  async function expectOnChain(
-    system: TestSystem,
-    agentKey: Hex,
-    agentId: bigint,
-    expected: { owner: Address; guardian: Address },
-  ): Promise<void> {
+  async function expectOnChain(system: TestSystem, agentKey: Hex, agentId: bigint, expected: { owner: Address; guardian: Address }): Promise<void> {
     const registry = registryOf(system);
     expect(await system.gateway.registry.agentIdOf(agentKey)).toBe(agentId);
     expect(await system.gateway.registry.isVerifiedAgent(agentKey)).toBe(true);
@@ -266,7 +255,7 @@ describe('registration modes, end to end', () => {
     await expectOnChain(testnet, publicKey, agentId, { owner: derived, guardian: zeroAddress });
   });
 
-  it('ed25519 with the caller\'s own key: registered after the challenge; export refused (never had the key)', async () => {
+  it("ed25519 with the caller's own key: registered after the challenge; export refused (never had the key)", async () => {
     const app = newApp();
     const own = await ownEd25519Key(app);
     const session = await register(app, { mode: 'ed25519', network: 'testnet', ...own.fields });
@@ -301,7 +290,7 @@ describe('registration modes, end to end', () => {
     await expectOnChain(testnet, publicKey, agentId, { owner: session['agentAddress'] as Address, guardian: human });
   });
 
-  it('ed25519-linked with the caller\'s own key (0x-prefixed hex): the human is the guardian; export refused', async () => {
+  it("ed25519-linked with the caller's own key (0x-prefixed hex): the human is the guardian; export refused", async () => {
     const app = newApp();
     const human = newAccount().address;
     const own = await ownEd25519Key(app, human, true);
@@ -401,7 +390,7 @@ describe('registration modes, end to end', () => {
     expect(await testnet.gateway.registry.agentIdOf(addressAgentKey(session['agentAddress'] as Address))).toBe(0n);
   });
 
-  it('completes from the chain alone when the app\'s callback never arrives, with the registering transaction', async () => {
+  it("completes from the chain alone when the app's callback never arrives, with the registering transaction", async () => {
     const app = newApp();
     const session = await register(app, { mode: 'wallet-free', network: 'testnet' });
     const { proof } = await approveDeepLink(app, net, session['deepLink'] as string, { callback: false });

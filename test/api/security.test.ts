@@ -2,11 +2,11 @@
 // helmet's security headers, the Cache-Control policy, and the docs page loading everything from us.
 import express from 'express';
 import request from 'supertest';
-import { createLogger } from '../../src/logger.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
 import { CACHE_POLICIES, cacheFor, cachePolicyFor } from '../../src/http/middleware/security.js';
+import { createLogger } from '../../src/logger.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem } from '../support/chain.js';
 
@@ -28,7 +28,14 @@ const PUBLIC_GETS = [
   '/openapi.json',
 ];
 
-const SESSION_PATHS = ['/api/agent/register', '/api/agent/register/status', '/api/agent/register/export', '/api/agent/deregister', '/api/agent/identify/status', '/api/agent/refresh'];
+const SESSION_PATHS = [
+  '/api/agent/register',
+  '/api/agent/register/status',
+  '/api/agent/register/export',
+  '/api/agent/deregister',
+  '/api/agent/identify/status',
+  '/api/agent/refresh',
+];
 
 describe('security headers, CORS and caching', () => {
   let app: express.Express;
@@ -144,13 +151,29 @@ describe('security headers, CORS and caching', () => {
         const res = await request(app).get(path);
         expect(res.headers['cache-control'], `${path} (${res.status})`).toBe(policy);
       }
-      const agentReads = ['/api/agent/info/', '/api/agent/agents/', '/api/agent/agents-by-nullifier/', '/api/agent/verify/', '/api/cards/', '/api/reputation/', '/api/verify-status/'];
+      const agentReads = [
+        '/api/agent/info/',
+        '/api/agent/agents/',
+        '/api/agent/agents-by-nullifier/',
+        '/api/agent/verify/',
+        '/api/cards/',
+        '/api/reputation/',
+        '/api/verify-status/',
+      ];
       for (const prefix of agentReads) {
         expect(cachePolicyFor('GET', `${prefix}11142220/1`), prefix).toBe('agent');
         expect(cachePolicyFor('HEAD', `${prefix}11142220/1`), prefix).toBe('agent');
         expect(cachePolicyFor('POST', `${prefix}11142220/1`), prefix).toBe('none');
       }
-      for (const path of ['/api/agent/register/status', '/api/agent/deregister/status', '/api/health', '/metrics', '/api/a2a', '/docsx', '/openapi.json/x']) {
+      for (const path of [
+        '/api/agent/register/status',
+        '/api/agent/deregister/status',
+        '/api/health',
+        '/metrics',
+        '/api/a2a',
+        '/docsx',
+        '/openapi.json/x',
+      ]) {
         expect(cachePolicyFor('GET', path), path).toBe('none');
       }
       expect(CACHE_POLICIES.agent).toBe('public, max-age=1');

@@ -1,15 +1,14 @@
 // AgentLens as a deployless call against a real registry, and the registry log follower.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toFunctionSelector, zeroAddress, type Address, type Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { type Address, type Hex, toFunctionSelector, zeroAddress } from 'viem';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentLens } from '../../src/chain/agent-lens.js';
 import { agentLensAbi } from '../../src/chain/artifacts/index.js';
-import { createChainClient, type ChainClient } from '../../src/chain/clients.js';
+import { type ChainClient, createChainClient } from '../../src/chain/clients.js';
 import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { registerLinked, registerWalletFree, newAccount, type RegisteredAgent } from '../support/agents.js';
+import { newAccount, type RegisteredAgent, registerLinked, registerWalletFree } from '../support/agents.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 import { deregisterByProof } from '../support/queries.js';
 import { hasSharedFile, sharedPath } from '../support/shared.js';
@@ -98,7 +97,12 @@ describe('AgentLens', () => {
       const source = readFileSync(join(import.meta.dirname, '../../src/chain/contracts/AgentLens.sol'), 'utf8');
       const registryInterface = /interface ILensRegistry \{([\s\S]*?)\n\}/.exec(source)![1]!;
       const signatures = [...registryInterface.matchAll(/function (\w+)\(([^)]*)\)/g)].map(
-        ([, name, params]) => `${name}(${params!.split(',').map((p) => p.trim().split(' ')[0]).filter(Boolean).join(',')})`,
+        ([, name, params]) =>
+          `${name}(${params!
+            .split(',')
+            .map((p) => p.trim().split(' ')[0])
+            .filter(Boolean)
+            .join(',')})`,
       );
       expect(signatures.length).toBeGreaterThan(10);
       const undocumented = signatures.filter(

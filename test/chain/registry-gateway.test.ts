@@ -1,8 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNetworkGateway } from '../../src/chain/gateway.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 
 describe('RegistryGateway', () => {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { artifactsDir, compileContracts, renderArtifact, renderIndex, type CompiledContract } from '../../scripts/contracts-compiler.js';
+import { artifactsDir, type CompiledContract, compileContracts, renderArtifact, renderIndex } from '../../scripts/contracts-compiler.js';
 
 describe('committed contract artifacts', () => {
   let contracts: CompiledContract[];

@@ -3,20 +3,20 @@
 // onchain-facts 9.2); the agent signs keccak256(agentKey || nonce || deadline) as 32 raw bytes.
 import { sign as nodeSign } from 'node:crypto';
 import {
+  type Address,
   concatHex,
   encodeAbiParameters,
   encodePacked,
+  type Hex,
   hexToBytes,
   keccak256,
   parseEventLogs,
   toFunctionSelector,
-  type Address,
-  type Hex,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentDemoVerifierEd25519Abi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
-import { ed25519Data, expectSubmitted, newAccount, newEd25519Agent, submitProof, type Ed25519Agent } from '../support/agents.js';
+import { type Ed25519Agent, ed25519Data, expectSubmitted, newAccount, newEd25519Agent, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, latestTimestamp, mined, registryAs, registryOf } from '../support/registry.js';
 
@@ -56,9 +56,7 @@ describe('AgentDemoVerifierEd25519', () => {
 
   it('points at the registry and its Ed25519 verifier; signs keccak256(agentKey || nonce || deadline)', async () => {
     expect(await system.client.readContract({ ...demo(), functionName: 'registry' })).toBe(system.deployment.contracts.registry);
-    expect(await system.client.readContract({ ...demo(), functionName: 'ed25519Verifier' })).toBe(
-      await registryOf(system).read.ed25519Verifier(),
-    );
+    expect(await system.client.readContract({ ...demo(), functionName: 'ed25519Verifier' })).toBe(await registryOf(system).read.ed25519Verifier());
     const agentKey = key.pubkey;
     expect(await system.client.readContract({ ...demo(), functionName: 'messageHash', args: [agentKey, 7n, 99n] })).toBe(
       keccak256(concatHex([agentKey, encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [7n, 99n])])),

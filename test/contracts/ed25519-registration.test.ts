@@ -3,12 +3,12 @@
 // keyed by its raw public key with the NFT at the address derived from it (onchain-facts 1.7, 1.8).
 import { sign } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { bytesToHex, hexToBytes, zeroAddress, type Hex } from 'viem';
+import { bytesToHex, type Hex, hexToBytes, zeroAddress } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ed25519ChallengeHash } from '../../src/core/challenge.js';
 import { ed25519AgentAddress, ed25519ExtKpub } from '../../src/core/ed25519-key.js';
 import { ed25519RegisterUserData } from '../../src/core/user-data.js';
-import { ed25519Data, expectSubmitted, newAccount, newEd25519Agent, submitProof, type Ed25519Agent } from '../support/agents.js';
+import { type Ed25519Agent, ed25519Data, expectSubmitted, newAccount, newEd25519Agent, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectReverted, mined, nullifierOf, registryAs, registryEvents, registryOf } from '../support/registry.js';
 

@@ -3,7 +3,7 @@
 // noble's ed25519.verify with { zip215: false }: cofactored equation, canonical S, A and R, no small-order A.
 import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { bytesToHex, concatBytes, encodeFunctionData, hexToBytes, type Address, type Hex } from 'viem';
+import { type Address, bytesToHex, concatBytes, encodeFunctionData, type Hex, hexToBytes } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ed25519VerifierAbi, ed25519VerifierBytecode } from '../../src/chain/artifacts/index.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
@@ -22,24 +22,21 @@ const RFC8032 = [
     secret: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
     publicKey: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
     message: '',
-    signature:
-      'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+    signature: 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
   },
   {
     name: 'TEST 2',
     secret: '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb',
     publicKey: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
     message: '72',
-    signature:
-      '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+    signature: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
   },
   {
     name: 'TEST 3',
     secret: 'c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7',
     publicKey: 'fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025',
     message: 'af82',
-    signature:
-      '6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a',
+    signature: '6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a',
   },
   {
     name: 'TEST 1024',
@@ -69,17 +66,14 @@ const RFC8032 = [
       'b2eaaa707b4c4185c32eddcdd306705e4dc1ffc872eeee475a64dfac86aba41c0618983f8741c5ef68d3a101e8a3b8ca',
       'c60c905c15fc910840b94c00a0b9d0',
     ].join(''),
-    signature:
-      '0aab4c900501b3e24d7cdf4663326a3a87df5e4843b2cbdb67cbf6e460fec350aa5371b1508f9f4528ecea23c436d94b5e8fcd4f681e30a6ac00a9704a188a03',
+    signature: '0aab4c900501b3e24d7cdf4663326a3a87df5e4843b2cbdb67cbf6e460fec350aa5371b1508f9f4528ecea23c436d94b5e8fcd4f681e30a6ac00a9704a188a03',
   },
   {
     name: 'TEST SHA(abc)',
     secret: '833fe62409237b9d62ec77587520911e9a759cec1d19755b7da901b96dca3d42',
     publicKey: 'ec172b93ad5e563bf4932c70e1245034c35467ef2efd4d64ebf819683467e2bf',
-    message:
-      'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
-    signature:
-      'dc2a4459e7369633a52b1bf277839a00201009a3efbf3ecb69bea2186c26b58909351fc9ac90b3ecfdfbc7c66431e0303dca179c138ac17ad9bef1177331a704',
+    message: 'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
+    signature: 'dc2a4459e7369633a52b1bf277839a00201009a3efbf3ecb69bea2186c26b58909351fc9ac90b3ecfdfbc7c66431e0303dca179c138ac17ad9bef1177331a704',
   },
 ] as const;
 
@@ -98,7 +92,11 @@ const fromLe = (b: Uint8Array): bigint => b.reduceRight((acc, byte) => (acc << 8
 
 /** k = SHA-512(R || A || M) as a little-endian number, mod L. */
 const challenge = (r: Uint8Array, a: Uint8Array, m: Uint8Array): bigint =>
-  fromLe(createHash('sha512').update(concatBytes([r, a, m])).digest()) % L;
+  fromLe(
+    createHash('sha512')
+      .update(concatBytes([r, a, m]))
+      .digest(),
+  ) % L;
 
 function flipBit(b: Uint8Array, bit: number): Uint8Array {
   const out = Uint8Array.from(b);

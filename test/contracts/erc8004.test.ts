@@ -2,21 +2,21 @@
 // URI and key/value metadata, the EIP-712 agent wallet, roles and settings, and the proof-provider registry
 // (onchain-facts 1.3, 1.10, 1.12, 1.13).
 import {
+  type Address,
+  domainSeparator,
   encodeAbiParameters,
   getAddress,
-  domainSeparator,
+  type Hex,
   keccak256,
+  type LocalAccount,
   pad,
   stringToHex,
   zeroAddress,
-  type Address,
-  type Hex,
-  type LocalAccount,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentRegistryAbi, humanProofProviderAbi, humanProofProviderBytecode } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
-import { newAccount, registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { newAccount, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, latestTimestamp, mined, registryEvents } from '../support/registry.js';
 
@@ -84,10 +84,7 @@ describe('bare register() overloads with requireHumanProof off', () => {
   beforeAll(async () => {
     system = await deployTestSystem('testnet');
     caller = await system.newWallet();
-    await mined(
-      system,
-      await system.operator.writeContract({ ...reader(system), functionName: 'setRequireHumanProof', args: [false] }),
-    );
+    await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'setRequireHumanProof', args: [false] }));
   });
 
   const base = () => ({ ...reader(system), account: caller.account }) as const;
@@ -149,7 +146,13 @@ describe('bare register() overloads with requireHumanProof off', () => {
     const { result: id, request } = await system.client.simulateContract({
       ...base(),
       functionName: 'register',
-      args: ['', [{ metadataKey: 'a', metadataValue: '0x0102' }, { metadataKey: 'b', metadataValue: '0x' }]],
+      args: [
+        '',
+        [
+          { metadataKey: 'a', metadataValue: '0x0102' },
+          { metadataKey: 'b', metadataValue: '0x' },
+        ],
+      ],
     });
     const receipt = await mined(system, await caller.writeContract(request));
     expect((await registryEvents(system, receipt)).map((e) => e.eventName)).toEqual(['Transfer', 'Registered', 'MetadataSet', 'MetadataSet']);
@@ -202,10 +205,7 @@ describe('bare register() overloads with requireHumanProof off', () => {
       [id],
     );
 
-    const receipt = await mined(
-      system,
-      await caller.writeContract({ ...reader(system), functionName: 'selfDeregister', args: [id] }),
-    );
+    const receipt = await mined(system, await caller.writeContract({ ...reader(system), functionName: 'selfDeregister', args: [id] }));
     const events = await registryEvents(system, receipt);
     expect(events.map((e) => e.eventName)).toEqual(['Transfer', 'HumanProofRevoked']);
     expect(events[0]?.args).toEqual({ from: caller.account.address, to: zeroAddress, tokenId: id });
@@ -273,11 +273,9 @@ describe('agent URI and key/value metadata of a human-linked agent', () => {
       'ERC721NonexistentToken',
       [10_000n],
     );
-    await expectCallReverts(
-      system.client.readContract({ ...reader(system), functionName: 'tokenURI', args: [10_000n] }),
-      'ERC721NonexistentToken',
-      [10_000n],
-    );
+    await expectCallReverts(system.client.readContract({ ...reader(system), functionName: 'tokenURI', args: [10_000n] }), 'ERC721NonexistentToken', [
+      10_000n,
+    ]);
   });
 
   it('setMetadata by the owner stores the value and emits MetadataSet(id, keccak(key), key, value)', async () => {
@@ -500,8 +498,7 @@ describe('roles and settings', () => {
   it('the provider and proof settings need SECURITY_ROLE', async () => {
     const account = stranger.account;
     const other = newAccount().address;
-    const expectSecurity = (call: Promise<unknown>) =>
-      expectCallReverts(call, 'AccessControlUnauthorizedAccount', [account.address, SECURITY_ROLE]);
+    const expectSecurity = (call: Promise<unknown>) => expectCallReverts(call, 'AccessControlUnauthorizedAccount', [account.address, SECURITY_ROLE]);
     await expectSecurity(system.client.simulateContract({ ...reader(system), account, functionName: 'setSelfProofProvider', args: [other] }));
     await expectSecurity(system.client.simulateContract({ ...reader(system), account, functionName: 'addProofProvider', args: [other] }));
     await expectSecurity(
@@ -517,11 +514,10 @@ describe('roles and settings', () => {
   });
 
   it('setMaxAgentsPerHuman stores the value and emits MaxAgentsPerHumanUpdated', async () => {
-    const receipt = await mined(
-      system,
-      await system.operator.writeContract({ ...reader(system), functionName: 'setMaxAgentsPerHuman', args: [3n] }),
-    );
-    expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([['MaxAgentsPerHumanUpdated', { newMaxAgentsPerHuman: 3n }]]);
+    const receipt = await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'setMaxAgentsPerHuman', args: [3n] }));
+    expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([
+      ['MaxAgentsPerHumanUpdated', { newMaxAgentsPerHuman: 3n }],
+    ]);
     expect(await system.client.readContract({ ...reader(system), functionName: 'maxAgentsPerHuman' })).toBe(3n);
   });
 
@@ -530,10 +526,7 @@ describe('roles and settings', () => {
       system.client.simulateContract({ ...reader(system), account: system.operator.account, functionName: 'setMaxProofAge', args: [0n] }),
       'InvalidMaxProofAge',
     );
-    const receipt = await mined(
-      system,
-      await system.operator.writeContract({ ...reader(system), functionName: 'setMaxProofAge', args: [86_400n] }),
-    );
+    const receipt = await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'setMaxProofAge', args: [86_400n] }));
     expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([['MaxProofAgeUpdated', { newMaxProofAge: 86_400n }]]);
     expect(await system.client.readContract({ ...reader(system), functionName: 'maxProofAge' })).toBe(86_400n);
   });
@@ -559,8 +552,7 @@ describe('proof providers', () => {
     second = getAddress(receipt.contractAddress);
   });
 
-  const isApproved = (provider: Address) =>
-    system.client.readContract({ ...reader(system), functionName: 'isApprovedProvider', args: [provider] });
+  const isApproved = (provider: Address) => system.client.readContract({ ...reader(system), functionName: 'isApprovedProvider', args: [provider] });
 
   it('after deployment the Self provider is the selfProofProvider and approved', async () => {
     const self = system.deployment.contracts.proofProvider;
@@ -624,7 +616,9 @@ describe('proof providers', () => {
 
   it('addProofProvider approves with ProofProviderAdded(provider, providerName()); twice: ProviderAlreadyApproved', async () => {
     const receipt = await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'addProofProvider', args: [second] }));
-    expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([['ProofProviderAdded', { provider: second, name: 'self' }]]);
+    expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([
+      ['ProofProviderAdded', { provider: second, name: 'self' }],
+    ]);
     expect(await isApproved(second)).toBe(true);
     await expectCallReverts(
       system.client.simulateContract({ ...reader(system), account: system.operator.account, functionName: 'addProofProvider', args: [second] }),
@@ -634,7 +628,10 @@ describe('proof providers', () => {
   });
 
   it('removeProofProvider un-approves with ProofProviderRemoved(provider); twice: ProviderNotApproved', async () => {
-    const receipt = await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'removeProofProvider', args: [second] }));
+    const receipt = await mined(
+      system,
+      await system.operator.writeContract({ ...reader(system), functionName: 'removeProofProvider', args: [second] }),
+    );
     expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([['ProofProviderRemoved', { provider: second }]]);
     expect(await isApproved(second)).toBe(false);
     await expectCallReverts(
@@ -646,7 +643,10 @@ describe('proof providers', () => {
 
   it('setSelfProofProvider swaps the approved Self provider, and hub registrations record the new one', async () => {
     const old = system.deployment.contracts.proofProvider;
-    const receipt = await mined(system, await system.operator.writeContract({ ...reader(system), functionName: 'setSelfProofProvider', args: [second] }));
+    const receipt = await mined(
+      system,
+      await system.operator.writeContract({ ...reader(system), functionName: 'setSelfProofProvider', args: [second] }),
+    );
     expect((await registryEvents(system, receipt)).map((e) => [e.eventName, e.args])).toEqual([
       ['ProofProviderRemoved', { provider: old }],
       ['ProofProviderAdded', { provider: second, name: 'self' }],

@@ -9,8 +9,7 @@ import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectReverted } from '../support/registry.js';
 
 /** Random upper/lower case for every letter: the decoder must accept both. */
-const mixedCase = (hex: string): string =>
-  [...hex].map((c) => (Math.random() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join('');
+const mixedCase = (hex: string): string => [...hex].map((c) => (Math.random() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join('');
 
 describe('hex fields of userData', () => {
   let system: TestSystem;

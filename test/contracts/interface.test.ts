@@ -3,15 +3,10 @@
 // tables below as the document states it, and compared with what viem computes from our compiled ABIs.
 // Whatever is missing must be named in DELIBERATE_DIFFERENCES, whatever we add in EXTENSIONS; both lists are
 // checked to be exact, so neither can go stale. The ERC-8004 reference IdentityRegistry ABI is compared too.
-import { keccak256, stringToHex, toEventSelector, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
+import { type Abi, type AbiEvent, type AbiFunction, type Hex, keccak256, stringToHex, toEventSelector, toFunctionSelector } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentDemoVerifierAbi,
-  agentRegistryAbi,
-  humanProofProviderAbi,
-  localIdentityHubAbi,
-} from '../../src/chain/artifacts/index.js';
+import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi, localIdentityHubAbi } from '../../src/chain/artifacts/index.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { hasSharedFile, readSharedJson } from '../support/shared.js';
 
@@ -110,24 +105,15 @@ const REGISTRY_TABLE: readonly Expected[] = [
   ev('Registered(uint256,string,address)', '0xca52e62c367d81bb2e328eb795f7c7ba24afb478408a26c0e201d155c449bc4a'),
   ev('URIUpdated(uint256,string,address)', '0x3a2c7fffc2cba7582c690e3b82c453ea02a308326a98a3ad7576c606336409fb'),
   ev('MetadataSet(uint256,string,string,bytes)', '0x2c149ed548c6d2993cd73efe187df6eccabe4538091b33adbd25fafdb8a1468b'),
-  ev(
-    'AgentRegisteredWithHumanProof(uint256,address,uint256,uint8)',
-    '0xdf7b0956d5c21d364439b28cd7cf9d26fd7cc625cca155e68d886d3e238d067c',
-  ),
+  ev('AgentRegisteredWithHumanProof(uint256,address,uint256,uint8)', '0xdf7b0956d5c21d364439b28cd7cf9d26fd7cc625cca155e68d886d3e238d067c'),
   ev('HumanProofRevoked(uint256,uint256)', '0xbd79986d53d9a93f91cae4c9e28b0f394930b7212a97c8704f3de0d764cc201f'),
   ev('ProofProviderAdded(address,string)', '0x78667775f1dfdf00ce138ec0be1e5ea12405450450f0e25847d30c36a3b932c2'),
   ev('ProofProviderRemoved(address)', '0x322144c6c195f07c76389aaa346afe9cffacaf769212dbbab286adf892d4591a'),
   ev('MaxProofAgeUpdated(uint256)', '0xce9a5b8bd0e9e367554b3ef4ccce5888d4ebd38ddf7a28cef1206a8203549385'),
   ev('MaxAgentsPerHumanUpdated(uint256)', '0x181db54da4991f4ae0b80e1e711af2a30b0cc373579cea272414d772f61c9123'),
-  ev(
-    'HumanProofRefreshed(uint256,uint256,uint256,bytes32)',
-    '0xd2adbcc377cfb318821c6589921c19e7439472f341f991a31b8d07b64bcc0c94',
-  ),
+  ev('HumanProofRefreshed(uint256,uint256,uint256,bytes32)', '0xd2adbcc377cfb318821c6589921c19e7439472f341f991a31b8d07b64bcc0c94'),
   ev('NullifierIdentified(uint256,uint256)', '0x7af06e12f9a86bd1405db20bc54841afbe47da50bc59a8e60744360538c88e15'),
-  ev(
-    'SelfAgentRegistryInitialized(address,address)',
-    '0xd60c81d030b5e4d3b93569d3de6dd0bab3fb3d13911940d02ad86d10c8e8276e',
-  ),
+  ev('SelfAgentRegistryInitialized(address,address)', '0xd60c81d030b5e4d3b93569d3de6dd0bab3fb3d13911940d02ad86d10c8e8276e'),
   ev('GuardianSet(uint256,address)', '0x65b71688ffda6ebbb7a73faa75353a6a2d6b7c6fc15c0571374dea43e6221417'),
   ev('AgentMetadataUpdated(uint256)', '0x0c823aaa06f5806153ec262fd378cf414bdc8d21ff5e68e03dc88fc766ff0b23'),
   ev('AgentCredentialsStored(uint256)', '0xe6e676c5c4eadb6602e0dc90c1c6773ada71afd0b839989cecad9fccfff1670e'),
@@ -392,7 +378,10 @@ describe('selectors documented for the deployed contracts', () => {
     for (const [name, indexed] of Object.entries(documentedIndexed)) {
       const event = events.find((e) => e.name === name);
       expect(event, name).toBeDefined();
-      expect(event?.inputs.map((i) => i.indexed === true), name).toEqual(indexed);
+      expect(
+        event?.inputs.map((i) => i.indexed === true),
+        name,
+      ).toEqual(indexed);
     }
     // and HumanProofRefreshed's data order is (nullifier, newExpiresAt, configId), not the TS SDK's swapped one
     expect(events.find((e) => e.name === 'HumanProofRefreshed')?.inputs.map((i) => i.name)).toEqual([
@@ -480,11 +469,17 @@ describe.skipIf(!hasSharedFile(REFERENCE_ABI_FILE))('ERC-8004 reference Identity
       matched.push(signature);
       if (ref.type === 'function' && mine.type === 'function') {
         expect(toFunctionSelector(formatAbiItem(mine))).toBe(toFunctionSelector(signature));
-        expect(mine.outputs.map((o) => o.type), signature).toEqual(ref.outputs.map((o) => o.type));
+        expect(
+          mine.outputs.map((o) => o.type),
+          signature,
+        ).toEqual(ref.outputs.map((o) => o.type));
         expect(mine.stateMutability, signature).toBe(ref.stateMutability);
       } else if (ref.type === 'event' && mine.type === 'event') {
         expect(toEventSelector(formatAbiItem(mine))).toBe(toEventSelector(signature));
-        expect(mine.inputs.map((i) => i.indexed === true), signature).toEqual(ref.inputs.map((i) => i.indexed === true));
+        expect(
+          mine.inputs.map((i) => i.indexed === true),
+          signature,
+        ).toEqual(ref.inputs.map((i) => i.indexed === true));
       }
     }
     // the ERC-8004 core is among them (guards against comparing with an empty or unrelated file)

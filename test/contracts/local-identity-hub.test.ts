@@ -3,16 +3,16 @@
 // helpers and submitted through the registry's verifySelfProof, so the whole relayer -> registry -> hub path
 // is real; the layout checks the registry can never trigger are exercised with direct hub.verify calls.
 import {
+  type Address,
   concat,
+  encodeAbiParameters,
   getAddress,
+  type Hex,
+  type LocalAccount,
   numberToHex,
   pad,
   parseEventLogs,
   sha256,
-  encodeAbiParameters,
-  type Address,
-  type Hex,
-  type LocalAccount,
   type TransactionReceipt,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,22 +21,22 @@ import type { ChainWallet } from '../../src/chain/clients.js';
 import {
   VERIFICATION_CONFIG_IDS,
   VERIFICATION_CONFIGS,
+  type VerificationConfigV2,
   verificationConfigId,
   verificationConfigV2AbiType,
-  type VerificationConfigV2,
 } from '../../src/core/disclosures.js';
 import {
   attestationIdOf,
   attestationTypedData,
   buildDisclosureOutput,
   encodeAttestedProof,
-  mockDocumentFor,
-  proofPayload,
-  userContextData,
-  verifySelfProofAbi,
   type GenericDiscloseOutputV2,
   type MockDocument,
+  mockDocumentFor,
+  proofPayload,
   type RequestedDisclosures,
+  userContextData,
+  verifySelfProofAbi,
 } from '../../src/identity-app/index.js';
 import { newAccount } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
@@ -206,10 +206,7 @@ describe('LocalIdentityHub config registry', () => {
     };
     const id = verificationConfigId(config);
     expect(await system.client.readContract({ ...hub(), functionName: 'verificationConfigV2Exists', args: [id] })).toBe(false);
-    const receipt = await mined(
-      system,
-      await stranger.writeContract({ ...hub(), functionName: 'setVerificationConfigV2', args: [config] }),
-    );
+    const receipt = await mined(system, await stranger.writeContract({ ...hub(), functionName: 'setVerificationConfigV2', args: [config] }));
     expect(parseEventLogs({ abi: localIdentityHubAbi, logs: receipt.logs }).map((e) => [e.eventName, e.args])).toEqual([
       ['VerificationConfigV2Set', { configId: id, config }],
     ]);
@@ -250,7 +247,9 @@ describe('verify() through the registry on the testnet chain', () => {
     system.client.readContract({ ...registryRead(), functionName: 'getAgentId', args: [pad(user.toLowerCase() as Address, { size: 32 })] });
 
   it('accepts a well-formed attested mock document and reports DisclosureVerified (control)', async () => {
-    expect(await system.client.readContract({ address: system.deployment.contracts.hub, abi: localIdentityHubAbi, functionName: 'acceptsMockDocuments' })).toBe(true);
+    expect(
+      await system.client.readContract({ address: system.deployment.contracts.hub, abi: localIdentityHubAbi, functionName: 'acceptsMockDocuments' }),
+    ).toBe(true);
     const user = newAccount().address;
     const submission = await build(system, { userId: user });
     const receipt = await relayAndMine(system, relayer, submission);
@@ -523,16 +522,13 @@ describe('setAttester', () => {
     );
   });
 
-  it("the owner trusts and distrusts attesters (AttesterSet); the hub follows that list", async () => {
+  it('the owner trusts and distrusts attesters (AttesterSet); the hub follows that list', async () => {
     const attester = newAccount();
     const user = newAccount().address;
     const submission = await build(system, { userId: user, signer: attester });
     await expectCallReverts(relay(system, relayer, submission.payload, submission.context), 'InvalidAttesterSignature');
 
-    const trust = await mined(
-      system,
-      await system.operator.writeContract({ ...hub(), functionName: 'setAttester', args: [attester.address, true] }),
-    );
+    const trust = await mined(system, await system.operator.writeContract({ ...hub(), functionName: 'setAttester', args: [attester.address, true] }));
     expect(parseEventLogs({ abi: localIdentityHubAbi, logs: trust.logs }).map((e) => [e.eventName, e.args])).toEqual([
       ['AttesterSet', { attester: attester.address, trusted: true }],
     ]);

@@ -1,19 +1,11 @@
 // HumanProofProvider (the Self provider record) and AgentDemoVerifier (EIP-712 meta-transaction demo) on a
 // real anvil, with agents registered through the real hub path (onchain-facts 3, 9.1).
-import {
-  domainSeparator,
-  keccak256,
-  parseEventLogs,
-  stringToHex,
-  type Address,
-  type Hex,
-  type LocalAccount,
-} from 'viem';
+import { type Address, domainSeparator, type Hex, keccak256, type LocalAccount, parseEventLogs, stringToHex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { newAccount, registerLinked, type RegisteredAgent } from '../support/agents.js';
+import { newAccount, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, latestTimestamp, mined } from '../support/registry.js';
 
@@ -176,7 +168,7 @@ describe('AgentDemoVerifier', () => {
     }
   });
 
-  it("MetaTxInvalidSignature when someone other than the agent key signs, or the signed fields differ", async () => {
+  it('MetaTxInvalidSignature when someone other than the agent key signs, or the signed fields differ', async () => {
     const nonce = await nonceOf(agent.agentKey);
     const deadline = (await latestTimestamp(system)) + 600n;
     const byOther = await sign(newAccount(), { agentKey: agent.agentKey, nonce, deadline });

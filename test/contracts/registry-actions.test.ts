@@ -4,15 +4,14 @@
 import { zeroAddress } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
-import { VERIFICATION_CONFIG_IDS, type ConfigIndex } from '../../src/core/disclosures.js';
+import { type ConfigIndex, VERIFICATION_CONFIG_IDS } from '../../src/core/disclosures.js';
 import { registerUserData } from '../../src/core/user-data.js';
-import { mockDocumentFor, type MockDocument } from '../../src/identity-app/index.js';
+import { type MockDocument, mockDocumentFor } from '../../src/identity-app/index.js';
 import { expectSubmitted, linkedData, newAccount, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
-  DAY,
-  YEAR,
   blockTimestamp,
+  DAY,
   expectCallReverts,
   isoDate,
   latestTimestamp,
@@ -23,6 +22,7 @@ import {
   registryOf,
   setMaxProofAge,
   utcMidnight,
+  YEAR,
 } from '../support/registry.js';
 
 /** "DD-MM-YY", as the hub formats document dates. */
@@ -156,7 +156,11 @@ describe('credentials and proof expiry', () => {
   });
 
   /** Registers a K agent for a new human with this document and these disclosures. */
-  async function registerWith(document: (human: string) => MockDocument, disclosures: Parameters<typeof submitProof>[1]['disclosures'], configIndex: ConfigIndex) {
+  async function registerWith(
+    document: (human: string) => MockDocument,
+    disclosures: Parameters<typeof submitProof>[1]['disclosures'],
+    configIndex: ConfigIndex,
+  ) {
     const human = newAccount().address;
     const agent = newAccount();
     const result = await submitProof(system, {

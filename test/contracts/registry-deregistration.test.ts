@@ -1,7 +1,7 @@
 // Removing agents: hub deregistration (D by the human's own key, X naming the agent), Ed25519 agents found by
 // their derived address, guardianRevoke and selfDeregister; plus the owner's updateAgentMetadata. A burned
 // agent leaves nothing behind: no owner, no key mapping, no proof, no credentials, no count.
-import { zeroAddress, zeroHash, type Address, type Hex } from 'viem';
+import { type Address, type Hex, zeroAddress, zeroHash } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
@@ -10,8 +10,8 @@ import { mockDocumentFor } from '../../src/identity-app/index.js';
 import { ed25519Data, expectSubmitted, newAccount, newEd25519Agent, registerLinked, registerWalletFree, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
-  EMPTY_CREDENTIALS,
   deployConstantVerifier,
+  EMPTY_CREDENTIALS,
   expectCallReverts,
   expectReverted,
   mined,
@@ -98,7 +98,13 @@ describe('hub deregistration (D, X)', () => {
       userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: agent.agent.address }),
     });
     expectSubmitted(result);
-    await expectBurned(system, { agentId: agent.agentId, agentKey: agent.agentKey, nullifier: agent.nullifier, owner: agent.human, txHash: result.txHash });
+    await expectBurned(system, {
+      agentId: agent.agentId,
+      agentKey: agent.agentKey,
+      nullifier: agent.nullifier,
+      owner: agent.human,
+      txHash: result.txHash,
+    });
     expect(await registry.read.getAgentCountForHuman([agent.nullifier])).toBe(0n);
 
     const again = await registerLinked(system, { agent: agent.agent, human: agent.human });
@@ -130,7 +136,10 @@ describe('hub deregistration (D, X)', () => {
   it('X by a different human reverts NotAgentOwner(stored, proof); so does D with another document for the same address', async () => {
     const agent = await registerLinked(system);
     const other = newAccount().address;
-    const x = await submitProof(system, { userId: other, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: agent.agent.address }) });
+    const x = await submitProof(system, {
+      userId: other,
+      userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: agent.agent.address }),
+    });
     expectReverted(x, 'NotAgentOwner', [agent.nullifier, await nullifierOf(system, other)]);
     expect(await registryOf(system).read.ownerOf([agent.agentId])).toBe(agent.human);
 
@@ -170,13 +179,19 @@ describe('several agents of one human: counts and the nullifier list on removal'
     expect(await registry.read.getAgentsForNullifier([nullifier])).toEqual([a.agentId, b.agentId, c.agentId]);
     expect(await registry.read.getAgentCountForHuman([nullifier])).toBe(3n);
 
-    const removeA = await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: a.agent.address }) });
+    const removeA = await submitProof(system, {
+      userId: human,
+      userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: a.agent.address }),
+    });
     expectSubmitted(removeA);
     await expectBurned(system, { agentId: a.agentId, agentKey: a.agentKey, nullifier, owner: human, txHash: removeA.txHash });
     expect(await registry.read.getAgentCountForHuman([nullifier])).toBe(2n);
     expect(await registry.read.getAgentsForNullifier([nullifier])).toEqual([c.agentId, b.agentId]);
 
-    const removeC = await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: c.agent.address }) });
+    const removeC = await submitProof(system, {
+      userId: human,
+      userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: c.agent.address }),
+    });
     expectSubmitted(removeC);
     expect(await registry.read.getAgentsForNullifier([nullifier])).toEqual([b.agentId]);
     expect(await registry.read.getAgentCountForHuman([nullifier])).toBe(1n);
@@ -283,7 +298,9 @@ describe('guardianRevoke, selfDeregister and updateAgentMetadata', () => {
 
     const receipt = await mined(system, registryAs(system, guardian).write.guardianRevoke([agent.agentId]));
     await expectBurned(system, { ...agent, owner: agent.agent.address, txHash: receipt.transactionHash });
-    await expectCallReverts(registry.simulate.guardianRevoke([agent.agentId], { account: guardian.account.address }), 'NoGuardianSet', [agent.agentId]);
+    await expectCallReverts(registry.simulate.guardianRevoke([agent.agentId], { account: guardian.account.address }), 'NoGuardianSet', [
+      agent.agentId,
+    ]);
   });
 
   it('guardianRevoke reverts NoGuardianSet for a W agent without guardian, a K agent and an unknown id', async () => {
@@ -304,8 +321,12 @@ describe('guardianRevoke, selfDeregister and updateAgentMetadata', () => {
     const stranger = await system.newWallet();
     // the agent key of a K agent does not own the NFT: the human does
     await expectCallReverts(registry.simulate.selfDeregister([linked.agentId], { account: agentAccount.address }), 'NotNftOwner', [linked.agentId]);
-    await expectCallReverts(registry.simulate.selfDeregister([linked.agentId], { account: stranger.account.address }), 'NotNftOwner', [linked.agentId]);
-    await expectCallReverts(registry.simulate.selfDeregister([999_999n], { account: stranger.account.address }), 'ERC721NonexistentToken', [999_999n]);
+    await expectCallReverts(registry.simulate.selfDeregister([linked.agentId], { account: stranger.account.address }), 'NotNftOwner', [
+      linked.agentId,
+    ]);
+    await expectCallReverts(registry.simulate.selfDeregister([999_999n], { account: stranger.account.address }), 'ERC721NonexistentToken', [
+      999_999n,
+    ]);
 
     const receipt = await mined(system, registryAs(system, human).write.selfDeregister([linked.agentId]));
     await expectBurned(system, { ...linked, owner: human.account.address, txHash: receipt.transactionHash });
@@ -340,11 +361,9 @@ describe('guardianRevoke, selfDeregister and updateAgentMetadata', () => {
       'NotNftOwner',
       [linked.agentId],
     );
-    await expectCallReverts(
-      registry.simulate.updateAgentMetadata([linked.agentId, 'by the key'], { account: linked.agent.address }),
-      'NotNftOwner',
-      [linked.agentId],
-    );
+    await expectCallReverts(registry.simulate.updateAgentMetadata([linked.agentId, 'by the key'], { account: linked.agent.address }), 'NotNftOwner', [
+      linked.agentId,
+    ]);
     expect(await registry.read.getAgentMetadata([linked.agentId])).toBe('second');
   });
 });

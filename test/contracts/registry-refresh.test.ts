@@ -4,13 +4,12 @@ import { hexToBytes } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { advancedDeregisterUserData, identifyUserData, refreshUserData, userDefinedDataBytes } from '../../src/core/user-data.js';
-import { mockDocumentFor, type MockDocument } from '../../src/identity-app/index.js';
-import { expectSubmitted, linkedData, newAccount, registerLinked, submitProof, type RegisteredAgent } from '../support/agents.js';
+import { type MockDocument, mockDocumentFor } from '../../src/identity-app/index.js';
+import { expectSubmitted, linkedData, newAccount, type RegisteredAgent, registerLinked, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
-  DAY,
-  YEAR,
   blockTimestamp,
+  DAY,
   expectReverted,
   isoDate,
   latestTimestamp,
@@ -20,10 +19,14 @@ import {
   setMaxAgentsPerHuman,
   setMaxProofAge,
   utcMidnight,
+  YEAR,
 } from '../support/registry.js';
 
 /** A K agent under config 1 (18+) whose human holds `document`. */
-async function registerWithDocument(system: TestSystem, document: (human: string) => MockDocument): Promise<RegisteredAgent & { document: MockDocument }> {
+async function registerWithDocument(
+  system: TestSystem,
+  document: (human: string) => MockDocument,
+): Promise<RegisteredAgent & { document: MockDocument }> {
   const human = newAccount().address;
   const doc = document(human);
   const agent = await registerLinked(system, { human, document: doc, minimumAge: 18 });
@@ -128,13 +131,24 @@ describe('refresh (F)', () => {
   it('AgentHasNoHumanProof after deregistration and for an id never minted; InvalidUserData when shorter than 34 bytes', async () => {
     const agent = await registerWithDocument(system, (h) => mockDocumentFor(h));
     const x = advancedDeregisterUserData({ configIndex: 1, agent: agent.agent.address });
-    expectSubmitted(await submitProof(system, { userId: agent.human, userDefinedData: x, document: agent.document, disclosures: { minimumAge: 18 } }));
+    expectSubmitted(
+      await submitProof(system, { userId: agent.human, userDefinedData: x, document: agent.document, disclosures: { minimumAge: 18 } }),
+    );
 
     const refresh = refreshUserData({ configIndex: 1, agentId: agent.agentId });
-    const gone = await submitProof(system, { userId: agent.human, userDefinedData: refresh, document: agent.document, disclosures: { minimumAge: 18 } });
+    const gone = await submitProof(system, {
+      userId: agent.human,
+      userDefinedData: refresh,
+      document: agent.document,
+      disclosures: { minimumAge: 18 },
+    });
     expectReverted(gone, 'AgentHasNoHumanProof', [agent.agentId]);
 
-    const never = await submitProof(system, { userId: agent.human, userDefinedData: refreshUserData({ configIndex: 1, agentId: 4242n }), disclosures: { minimumAge: 18 } });
+    const never = await submitProof(system, {
+      userId: agent.human,
+      userDefinedData: refreshUserData({ configIndex: 1, agentId: 4242n }),
+      disclosures: { minimumAge: 18 },
+    });
     expectReverted(never, 'AgentHasNoHumanProof', [4242n]);
 
     const short = await submitProof(system, { userId: agent.human, userDefinedData: refresh.slice(0, 33), disclosures: { minimumAge: 18 } });
@@ -232,7 +246,9 @@ describe('identify (I) and the per-human views', () => {
 
   it('I counts 1 after one of two agents is removed and 0 for a human without agents', async () => {
     const { human, a, nullifier } = await twoAgentsOfOneHuman();
-    expectSubmitted(await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: a.agent.address }) }));
+    expectSubmitted(
+      await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: a.agent.address }) }),
+    );
     const one = await submitProof(system, { userId: human, userDefinedData: identifyUserData(0) });
     expectSubmitted(one);
     expect((await registryEvents(system, one.txHash)).map((e) => e.args)).toEqual([{ nullifier, agentCount: 1n }]);
@@ -261,7 +277,9 @@ describe('identify (I) and the per-human views', () => {
     expect(await registry.read.sameHuman([a.agentId, 987_654n])).toBe(false);
     expect(await registry.read.sameHuman([987_654n, 987_655n])).toBe(false);
 
-    expectSubmitted(await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: b.agent.address }) }));
+    expectSubmitted(
+      await submitProof(system, { userId: human, userDefinedData: advancedDeregisterUserData({ configIndex: 0, agent: b.agent.address }) }),
+    );
     expect(await registry.read.sameHuman([a.agentId, b.agentId])).toBe(false);
   });
 

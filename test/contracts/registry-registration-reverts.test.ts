@@ -1,13 +1,13 @@
 // Every way a hub registration is refused, with the exact error (registry or hub) and its arguments. Each case
 // also checks that nothing was minted where that is observable.
-import { encodeAbiParameters, zeroAddress, type Address } from 'viem';
+import { type Address, encodeAbiParameters, zeroAddress } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentRegistryAbi, agentRegistryBytecode } from '../../src/chain/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { registrationChallengeHash, signRegistrationChallenge } from '../../src/core/challenge.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import { advancedDeregisterUserData, registerUserData, walletFreeRegisterUserData } from '../../src/core/user-data.js';
-import { encodeDiscloseOutput, buildDisclosureOutput, mockDocumentFor } from '../../src/identity-app/index.js';
+import { buildDisclosureOutput, encodeDiscloseOutput, mockDocumentFor } from '../../src/identity-app/index.js';
 import { ed25519Data, expectSubmitted, linkedData, newAccount, newEd25519Agent, registerLinked, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import {
@@ -90,7 +90,11 @@ describe('refused registrations (registry errors)', () => {
       registry: system.deployment.contracts.registry,
       nonce: 0n,
     });
-    const userDefinedData = walletFreeRegisterUserData({ configIndex: 0, agent: agent.address, signature: await signRegistrationChallenge(impostor, hash) });
+    const userDefinedData = walletFreeRegisterUserData({
+      configIndex: 0,
+      agent: agent.address,
+      signature: await signRegistrationChallenge(impostor, hash),
+    });
     expectReverted(await submitProof(system, { userId: agent.address, userDefinedData }), 'InvalidAgentSignature');
     expect(await registryOf(system).read.getAgentId([addressAgentKey(agent.address)])).toBe(0n);
   });
@@ -168,7 +172,9 @@ describe('refused registrations (registry errors)', () => {
       'UnauthorizedCaller',
     );
     await expectCallReverts(
-      registryOf(system).simulate.onVerificationSuccess([encodeAbiParameters([{ type: 'uint256' }], [1n]), '0x5230'], { account: caller.account.address }),
+      registryOf(system).simulate.onVerificationSuccess([encodeAbiParameters([{ type: 'uint256' }], [1n]), '0x5230'], {
+        account: caller.account.address,
+      }),
       'UnauthorizedCaller',
     );
   });
@@ -234,21 +240,38 @@ describe('refused registrations (hub checks of the disclosure against the config
     const human = newAccount().address;
     const now = await latestTimestamp(system);
     const seventeen = mockDocumentFor(human, { dateOfBirth: isoYearsAgo(now, 18, 2) });
-    const under18 = await submitProof(system, { userId: human, userDefinedData: registerUserData(1), disclosures: { minimumAge: 18 }, document: seventeen });
+    const under18 = await submitProof(system, {
+      userId: human,
+      userDefinedData: registerUserData(1),
+      disclosures: { minimumAge: 18 },
+      document: seventeen,
+    });
     expectReverted(under18, 'InvalidOlderThan');
 
     const twenty = mockDocumentFor(human, { dateOfBirth: isoYearsAgo(now, 20) });
-    const under21 = await submitProof(system, { userId: human, userDefinedData: registerUserData(2), disclosures: { minimumAge: 21 }, document: twenty });
+    const under21 = await submitProof(system, {
+      userId: human,
+      userDefinedData: registerUserData(2),
+      disclosures: { minimumAge: 21 },
+      document: twenty,
+    });
     expectReverted(under21, 'InvalidOlderThan');
 
     const adult = mockDocumentFor(human, { dateOfBirth: isoYearsAgo(now, 18, -2) });
-    expectSubmitted(await submitProof(system, { userId: human, userDefinedData: registerUserData(1), disclosures: { minimumAge: 18 }, document: adult }));
+    expectSubmitted(
+      await submitProof(system, { userId: human, userDefinedData: registerUserData(1), disclosures: { minimumAge: 18 }, document: adult }),
+    );
   });
 
   it('a sanctioned human is refused when OFAC is requested, accepted by a config without OFAC', async () => {
     const human = newAccount().address;
     const sanctioned = mockDocumentFor(human, { sanctioned: true });
-    const refused = await submitProof(system, { userId: human, userDefinedData: registerUserData(3), disclosures: { ofac: true }, document: sanctioned });
+    const refused = await submitProof(system, {
+      userId: human,
+      userDefinedData: registerUserData(3),
+      disclosures: { ofac: true },
+      document: sanctioned,
+    });
     expectReverted(refused, 'InvalidOfac');
     const refused18 = await submitProof(system, {
       userId: human,

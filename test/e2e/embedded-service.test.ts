@@ -5,18 +5,18 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Address } from 'viem';
 import { createChainClient, createChainWallet } from '../../src/chain/clients.js';
-import { RegistryGateway } from '../../src/chain/registry-gateway.js';
 import { loadDevAccounts } from '../../src/chain/embedded.js';
+import { RegistryGateway } from '../../src/chain/registry-gateway.js';
 import { loadConfig } from '../../src/config.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { linkedRegistrationData } from '../../src/core/registration-data.js';
 import { prove } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startService, type RunningService } from '../../src/main.js';
+import { type RunningService, startService } from '../../src/main.js';
 
 const dirs: string[] = [];
 const tempDir = (): string => {
@@ -24,7 +24,9 @@ const tempDir = (): string => {
   dirs.push(dir);
   return dir;
 };
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Running and not a zombie waiting to be reaped. */
 function isAlive(pid: number): boolean {
@@ -191,10 +193,8 @@ describe('npm start as a process', () => {
   }, 90_000);
 
   /** The testnet chain's RPC URL, from the service's start log. */
-  const testnetRpc = (started: Started): string =>
-    /"network":"testnet","chainId":11142220,"rpcUrl":"([^"]+)"/.exec(started.stdout())![1]!;
-  const registriesOf = (started: Started): string[] =>
-    [...started.stdout().matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]!);
+  const testnetRpc = (started: Started): string => /"network":"testnet","chainId":11142220,"rpcUrl":"([^"]+)"/.exec(started.stdout())![1]!;
+  const registriesOf = (started: Started): string[] => [...started.stdout().matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]!);
 
   it('stops the chains a hard-killed service left behind, and keeps their state', async () => {
     const dataDir = tempDir();

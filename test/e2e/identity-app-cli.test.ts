@@ -1,11 +1,11 @@
 // The mock identity app's CLI as a user runs it: the real process, a real chain, a real HTTP callback
 // receiver, and nothing but the deep link (plus the DATA_DIR the service keeps) to go on.
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Address, LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,8 +14,8 @@ import { addressAgentKey } from '../../src/core/agent-key.js';
 import { buildSelfApp, deepLinkFor } from '../../src/core/deep-link.js';
 import { configIndexFor, type MinimumAge } from '../../src/core/disclosures.js';
 import { DEFAULT_MOCK_DOCUMENT, documentNullifier } from '../../src/identity-app/index.js';
-import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { linkedData, newAccount } from '../support/agents.js';
+import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { registryOf, scopeOf } from '../support/registry.js';
 
 interface CliRun {
@@ -96,10 +96,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'identity-app-cli-'));
   const identityApp = generatePrivateKey();
   await fund(system.client, privateKeyToAccount(identityApp).address);
-  writeFileSync(
-    join(dataDir, 'dev-accounts.json'),
-    JSON.stringify({ operator: generatePrivateKey(), attester: system.attesterKey, identityApp }),
-  );
+  writeFileSync(join(dataDir, 'dev-accounts.json'), JSON.stringify({ operator: generatePrivateKey(), attester: system.attesterKey, identityApp }));
   mkdirSync(join(dataDir, 'chains', 'testnet'), { recursive: true });
   writeFileSync(join(dataDir, 'chains', 'testnet', 'rpc-url'), `${system.rpcUrl}\n`);
 });

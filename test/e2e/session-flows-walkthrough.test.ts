@@ -10,7 +10,6 @@ import { startServiceProcess, tsxBin as tsx } from '../support/service-process.j
 
 const run = promisify(execFile);
 
-
 type Json = Record<string, unknown>;
 
 describe('deregistration, identify and refresh walkthrough (CLI from the deep link)', () => {
@@ -67,11 +66,19 @@ describe('deregistration, identify and refresh walkthrough (CLI from the deep li
     expect(refreshed['proofExpiresAt']).toBeGreaterThan(Date.now() / 1000);
 
     // The human declines the first removal, approves the second.
-    const declined = await post('/api/agent/deregister', { network: 'testnet', agentAddress: registration['agentAddress'], disclosures: { minimumAge: 18 } });
+    const declined = await post('/api/agent/deregister', {
+      network: 'testnet',
+      agentAddress: registration['agentAddress'],
+      disclosures: { minimumAge: 18 },
+    });
     expect(await cli('reject', declined['deepLink'] as string)).toMatchObject({ status: 'rejected', callback: 200 });
     expect(await get('/api/agent/deregister/status', declined['sessionToken'] as string)).toMatchObject({ stage: 'failed' });
 
-    const removal = await post('/api/agent/deregister', { network: 'testnet', agentAddress: registration['agentAddress'], disclosures: { minimumAge: 18 } });
+    const removal = await post('/api/agent/deregister', {
+      network: 'testnet',
+      agentAddress: registration['agentAddress'],
+      disclosures: { minimumAge: 18 },
+    });
     expect(await approve(removal['deepLink'] as string)).toMatchObject({ status: 'submitted', callback: 200 });
     expect(await get('/api/agent/deregister/status', removal['sessionToken'] as string)).toMatchObject({ stage: 'completed', agentId });
     expect((await fetch(`${base}/api/agent/info/11142220/${agentId}`)).status).toBe(404);

@@ -11,7 +11,6 @@ import { startServiceProcess, tsxBin as tsx } from '../support/service-process.j
 
 const run = promisify(execFile);
 
-
 describe('README walkthrough', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   let base: string;

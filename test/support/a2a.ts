@@ -1,12 +1,17 @@
 // What the A2A tests share: building the SDK's v1.0 message parts, reading data parts back, and raw v0.3
 // JSON-RPC calls (no A2A-Version header) for opening a register task and waiting on its state.
-import { Role, type Message, type Part } from '@a2a-js/sdk';
+import { type Message, type Part, Role } from '@a2a-js/sdk';
 import type { Express } from 'express';
 import request from 'supertest';
 
 export const REGISTER_TESTNET = { intent: 'register', mode: 'wallet-free', network: 'testnet' } as const;
 
-export const dataPart = (value: object): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
+export const dataPart = (value: object): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+});
 export const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
 
 export const userMessage = (parts: Part[]): Message => ({
@@ -35,7 +40,12 @@ export const rpc = (app: Express, method: string, params: object, forwardedFor?:
 
 /** A v0.3 message/send of a testnet register intent: the raw answer (a task, or a message with an error part). */
 export const sendRegister = (app: Express, forwardedFor?: string) =>
-  rpc(app, 'message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] } }, forwardedFor);
+  rpc(
+    app,
+    'message/send',
+    { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] } },
+    forwardedFor,
+  );
 
 /** The data part of a v0.3 answer's message (an error part when a register is refused). */
 export const legacyDataOf = (result: { parts: { kind: string; data?: Record<string, unknown> }[] }): Record<string, unknown> =>

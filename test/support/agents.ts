@@ -1,22 +1,16 @@
 // Registering and removing agents in tests the way it happens for real: userDefinedData built by the core
 // codecs, the human played by the identity app, everything through the registry's verifySelfProof.
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { hexToBytes, type Address, type Hex, type LocalAccount } from 'viem';
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { type Address, type Hex, hexToBytes, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { ed25519ChallengeHash } from '../../src/core/challenge.js';
-import { configIndexFor, type ConfigIndex, type MinimumAge } from '../../src/core/disclosures.js';
-import { ed25519ExtKpub, type ExtKpub } from '../../src/core/ed25519-key.js';
+import { type ConfigIndex, configIndexFor, type MinimumAge } from '../../src/core/disclosures.js';
+import { type ExtKpub, ed25519ExtKpub } from '../../src/core/ed25519-key.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../../src/core/registration-data.js';
 import { ed25519RegisterUserData } from '../../src/core/user-data.js';
-import {
-  prove,
-  type MockDocument,
-  type ProveOptions,
-  type ProveResult,
-  type RequestedDisclosures,
-} from '../../src/identity-app/index.js';
+import { type MockDocument, type ProveOptions, type ProveResult, prove, type RequestedDisclosures } from '../../src/identity-app/index.js';
 import type { TestSystem } from './chain.js';
 import { registryOf } from './registry.js';
 
@@ -68,12 +62,7 @@ async function registrationContext(system: TestSystem, agent: Address, configInd
 }
 
 /** K userDefinedData signed by `agent` for `human` with the agent's current nonce. */
-export async function linkedData(
-  system: TestSystem,
-  agent: LocalAccount,
-  human: Address,
-  configIndex: ConfigIndex = 0,
-): Promise<string> {
+export async function linkedData(system: TestSystem, agent: LocalAccount, human: Address, configIndex: ConfigIndex = 0): Promise<string> {
   return linkedRegistrationData(agent, human, await registrationContext(system, agent.address, configIndex));
 }
 
@@ -164,10 +153,7 @@ export async function registerLinked(system: TestSystem, options: RegisterOption
 }
 
 /** W (wallet-free): the agent owns its own NFT; optional guardian. */
-export async function registerWalletFree(
-  system: TestSystem,
-  options: RegisterOptions & { guardian?: Address } = {},
-): Promise<RegisteredAgent> {
+export async function registerWalletFree(system: TestSystem, options: RegisterOptions & { guardian?: Address } = {}): Promise<RegisteredAgent> {
   const agent = options.agent ?? newAccount();
   const context = await registrationContext(system, agent.address, configOf(options));
   return register(system, options, agent, agent.address, await walletFreeRegistrationData(agent, options.guardian ?? null, context));

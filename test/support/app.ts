@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { ChainGateway } from '../../src/chain/gateway.js';
-import { createApp, type AppDeps } from '../../src/http/app.js';
+import { type AppDeps, createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services/index.js';

@@ -1,9 +1,9 @@
 // A freshly deployed contract set on the run's anvil, owned by an account of this test file alone.
 import type { Hex } from 'viem';
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { inject } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { createChainClient, createChainWallet, type ChainClient, type ChainWallet } from '../../src/chain/clients.js';
-import { deployContracts, type Deployment } from '../../src/chain/deploy.js';
+import { type ChainClient, type ChainWallet, createChainClient, createChainWallet } from '../../src/chain/clients.js';
+import { type Deployment, deployContracts } from '../../src/chain/deploy.js';
 import { fund } from '../../src/chain/embedded.js';
 import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import type { NetworkName } from '../../src/core/networks.js';

@@ -1,7 +1,7 @@
 // One real anvil per network for the whole run; each test file deploys its own contracts with its own
 // funded account, so files can run in parallel without sharing nonces or state.
 import type { TestProject } from 'vitest/node';
-import { startDevChain, type DevChain } from '../../src/chain/devchain.js';
+import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

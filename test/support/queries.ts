@@ -85,7 +85,16 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     metrics,
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
   });
-  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: '0.0.0-test', metrics, publicUrl, secret: sessionSecret });
+  const app = createApp({
+    chains,
+    services,
+    store,
+    logger: createLogger('silent'),
+    version: '0.0.0-test',
+    metrics,
+    publicUrl,
+    secret: sessionSecret,
+  });
   if (options.start !== false) await services.queries.start();
   return {
     app,
@@ -177,7 +186,10 @@ contract TestProofProvider {
         settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
       }),
     ),
-  ) as { contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>; errors?: { severity: string; formattedMessage: string }[] };
+  ) as {
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+    errors?: { severity: string; formattedMessage: string }[];
+  };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   expect(errors.map((e) => e.formattedMessage)).toEqual([]);
   const contract = output.contracts['TestProofProvider.sol']!['TestProofProvider']!;

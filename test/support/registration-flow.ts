@@ -5,14 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import { ChainGateway } from '../../src/chain/gateway.js';
-import { selfAppFromDeepLink, type SelfApp } from '../../src/core/deep-link.js';
-import {
-  mockDocumentFor,
-  proofRequestFromDeepLink,
-  prove,
-  type MockDocument,
-  type ProveResult,
-} from '../../src/identity-app/index.js';
+import { type SelfApp, selfAppFromDeepLink } from '../../src/core/deep-link.js';
+import { type MockDocument, mockDocumentFor, type ProveResult, proofRequestFromDeepLink, prove } from '../../src/identity-app/index.js';
 import { deployTestSystem, type TestSystem } from './chain.js';
 
 export interface TestNetworks {
@@ -76,12 +70,7 @@ export interface Approval {
  * submit verifySelfProof from a funded relayer, then POST {"status":"success","txHash"} or
  * {"status":"error","error"} to the deep link's callback.
  */
-export async function approveDeepLink(
-  app: Express,
-  networks: TestNetworks,
-  deepLink: string,
-  options: ApproveOptions = {},
-): Promise<Approval> {
+export async function approveDeepLink(app: Express, networks: TestNetworks, deepLink: string, options: ApproveOptions = {}): Promise<Approval> {
   const system = systemFor(networks, deepLink);
   const proof = await prove({
     client: system.client,

@@ -1,14 +1,14 @@
 // Shared helpers of the contract tests: typed registry handles and settings, mined transactions, decoded registry
 // events, revert expectations (of a call or of a submitted proof) and the chain's clock.
-import { getContract, isAddressEqual, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { type Address, getContract, type Hex, isAddressEqual, parseEventLogs, type TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
 import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
 import {
   decodeRevert,
   documentNullifier,
-  mockDocumentFor,
   type MockDocument,
+  mockDocumentFor,
   type ProveResult,
   type RevertInfo,
 } from '../../src/identity-app/index.js';

@@ -31,7 +31,12 @@ export async function registerAgent(
   const human = newAccount().address;
   const res = await request(app)
     .post('/api/agent/register')
-    .send({ mode, network: 'testnet', ...(mode === 'linked' ? { humanAddress: human } : {}), ...(options.disclosures ? { disclosures: options.disclosures } : {}) });
+    .send({
+      mode,
+      network: 'testnet',
+      ...(mode === 'linked' ? { humanAddress: human } : {}),
+      ...(options.disclosures ? { disclosures: options.disclosures } : {}),
+    });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const approval = await approveDeepLink(app, net, res.body.deepLink as string, { document });
   expectSubmitted(approval.proof);

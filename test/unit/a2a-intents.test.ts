@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIntent, type InputPart } from '../../src/a2a/intents.js';
+import { type InputPart, parseIntent } from '../../src/a2a/intents.js';
 
 const text = (t: string): InputPart => ({ kind: 'text', text: t });
 const data = (d: Record<string, unknown>): InputPart => ({ kind: 'data', data: d });

@@ -1,6 +1,6 @@
 // How the query service turns an agent's on-chain view into the interface's answers, over a stand-in chain
 // client (the API tests cover real chains; Ed25519 agents and expired proofs are easier to set up here).
-import { getAddress, zeroAddress, type Address, type Hex } from 'viem';
+import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { AgentView } from '../../src/chain/agent-lens.js';
 import type { ChainClient } from '../../src/chain/clients.js';

@@ -1,29 +1,21 @@
 // Pure codecs of src/core checked against the published vectors (onchain-facts 1.6, 1.8, 8) and for exact
 // userDefinedData layouts. Ed25519 signing uses node:crypto only to reproduce the RFC 8032 vector.
 import { createPrivateKey, sign as cryptoSign } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { hashMessage, recoverAddress, serializeSignature, type Hex } from 'viem';
+import { type Hex, hashMessage, recoverAddress, serializeSignature } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import {
-  CONFIG_INDEXES,
-  VERIFICATION_CONFIGS,
-  VERIFICATION_CONFIG_IDS,
-  configIndexFor,
-  disclosuresForConfigIndex,
-  verificationConfigId,
-  type MinimumAge,
-} from '../../src/core/disclosures.js';
+import { describe, expect, it } from 'vitest';
 import { ed25519ChallengeHash, registrationChallengeHash, signRegistrationChallenge } from '../../src/core/challenge.js';
 import {
-  WEI25519_A,
-  decodeEd25519Point,
-  ed25519AgentAddress,
-  ed25519ExtKpub,
-  isEd25519PublicKey,
-} from '../../src/core/ed25519-key.js';
+  CONFIG_INDEXES,
+  configIndexFor,
+  disclosuresForConfigIndex,
+  type MinimumAge,
+  VERIFICATION_CONFIG_IDS,
+  VERIFICATION_CONFIGS,
+  verificationConfigId,
+} from '../../src/core/disclosures.js';
+import { decodeEd25519Point, ed25519AgentAddress, ed25519ExtKpub, isEd25519PublicKey, WEI25519_A } from '../../src/core/ed25519-key.js';
 import {
-  USER_DATA_LENGTH,
-  UserDataError,
   advancedDeregisterUserData,
   advancedRegisterUserData,
   deregisterUserData,
@@ -32,6 +24,8 @@ import {
   parseUserData,
   refreshUserData,
   registerUserData,
+  USER_DATA_LENGTH,
+  UserDataError,
   userDefinedDataBytes,
   walletFreeRegisterUserData,
 } from '../../src/core/user-data.js';
@@ -50,7 +44,12 @@ function ed25519Sign(secretHex: string, message: Hex): Hex {
 describe('disclosures -> config', () => {
   it('maps (minimumAge, ofac) to the six config indexes', () => {
     const cases: [MinimumAge, boolean, number][] = [
-      [0, false, 0], [18, false, 1], [21, false, 2], [0, true, 3], [18, true, 4], [21, true, 5],
+      [0, false, 0],
+      [18, false, 1],
+      [21, false, 2],
+      [0, true, 3],
+      [18, true, 4],
+      [21, true, 5],
     ];
     for (const [minimumAge, ofac, index] of cases) {
       expect(configIndexFor({ minimumAge, ofac })).toBe(index);
@@ -111,8 +110,14 @@ describe('ed25519 keys', () => {
     const p = 2n ** 255n - 19n;
     const m = (a: bigint): bigint => ((a % p) + p) % p;
     const inv = (a: bigint): bigint => {
-      let r = 1n, b = m(a), e = p - 2n;
-      while (e > 0n) { if (e & 1n) r = (r * b) % p; b = (b * b) % p; e >>= 1n; }
+      let r = 1n,
+        b = m(a),
+        e = p - 2n;
+      while (e > 0n) {
+        if (e & 1n) r = (r * b) % p;
+        b = (b * b) % p;
+        e >>= 1n;
+      }
       return r;
     };
     // Wei25519 from Montgomery A = 486662, B = 1: a = (3 - A^2)/3, b = (2A^3 - 9A)/27.
@@ -130,7 +135,10 @@ describe('ed25519 keys', () => {
     const d = m(-121665n * inv(121666n));
     let { x, y } = decodeEd25519Point(RFC_PUBKEY)!;
     for (let i = 0; i < 128; i++) {
-      const xy = m(x * y), x2 = m(x * x), y2 = m(y * y), k = m(d * xy * xy);
+      const xy = m(x * y),
+        x2 = m(x * x),
+        y2 = m(y * y),
+        k = m(d * xy * xy);
       [x, y] = [m(2n * xy * inv(1n + k)), m((y2 + x2) * inv(1n - k))];
     }
     const delta = 0x2aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaad2451n;

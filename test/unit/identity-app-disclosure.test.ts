@@ -1,15 +1,16 @@
 // The mock identity app's pure parts: the disclosure it builds for a document, the attestation it signs
 // (checked by recovering the attester, as LocalIdentityHub does), and reading a SelfApp request.
-import { describe, expect, it } from 'vitest';
-import { decodeAbiParameters, recoverTypedDataAddress, slice, type Address } from 'viem';
+
+import { type Address, decodeAbiParameters, recoverTypedDataAddress, slice } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
 import {
-  BN254_SCALAR_FIELD,
-  DEFAULT_MOCK_DOCUMENT,
   ageOn,
-  attestDisclosure,
   attestationTypedData,
+  attestDisclosure,
+  BN254_SCALAR_FIELD,
   buildDisclosureOutput,
+  DEFAULT_MOCK_DOCUMENT,
   documentNullifier,
   formatHubDate,
   genericDiscloseOutputV2AbiType,
@@ -85,7 +86,16 @@ describe('attestation', () => {
     const context = userContextData({ destChainId: 11142220, userId: human, userDefinedData: 'R0' });
     expect(slice(context, 64)).toBe('0x5230');
     const output = buildDisclosureOutput({ ...base, document: DEFAULT_MOCK_DOCUMENT, requested: { minimumAge: 0, ofac: false } });
-    const input = { hub, chainId: 11142220, scope: 42n, attestationId: output.attestationId, userContextData: context, output, mockDocument: true, currentDate: 1_795_000_000n };
+    const input = {
+      hub,
+      chainId: 11142220,
+      scope: 42n,
+      attestationId: output.attestationId,
+      userContextData: context,
+      output,
+      mockDocument: true,
+      currentDate: 1_795_000_000n,
+    };
     const proof = await attestDisclosure(attester, input);
     const [mock, date, decoded, signature] = decodeAbiParameters(
       [{ type: 'bool' }, { type: 'uint256' }, genericDiscloseOutputV2AbiType, { type: 'bytes' }],

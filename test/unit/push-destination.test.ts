@@ -7,7 +7,7 @@ import type { StreamResponse } from '@a2a-js/sdk';
 import { ServerCallContext, type StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPushUrl, guardedLookup, PushTargetRefused, refusalOf, type Resolver } from '../../src/a2a/push-destination.js';
+import { checkPushUrl, guardedLookup, PushTargetRefused, type Resolver, refusalOf } from '../../src/a2a/push-destination.js';
 import { WebhookPushSender } from '../../src/a2a/push-sender.js';
 
 const strict = { allowPrivateNetworks: false };
@@ -21,11 +21,32 @@ const resolverOf =
 
 describe('refusalOf', () => {
   const notPublic = [
-    '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
-    '198.18.0.1', '192.0.2.1', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1',
-    '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:a00:1::1', '2001:0:a00:1::1', '2001:db8::1',
+    '127.0.0.1',
+    '127.8.9.10',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '198.18.0.1',
+    '192.0.2.1',
+    '::1',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:10.0.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '2002:a00:1::1',
+    '2001:0:a00:1::1',
+    '2001:db8::1',
     // IPv6 outside global unicast: IPv4-compatible, SIIT, deprecated site-local, discard
-    '::127.0.0.1', '::ffff:0:10.0.0.1', 'fec0::1', '100::1',
+    '::127.0.0.1',
+    '::ffff:0:10.0.0.1',
+    'fec0::1',
+    '100::1',
   ];
   const never = ['0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '::', 'ff02::1'];
   const publicAddresses = ['8.8.8.8', '1.1.1.1', '93.184.215.14', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];

@@ -1,11 +1,11 @@
 // The cache rules of the public queries without a chain: what each registry log invalidates, that a read older
 // than the log follower's progress is never stored, and the owner/guardian index built from logs.
-import { encodeAbiParameters, encodeEventTopics, pad, type Address, type Hex } from 'viem';
+import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, pad } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
 import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainClient } from '../../src/chain/clients.js';
-import type { RegistryEventFollower, LogSubscriber } from '../../src/chain/registry-events.js';
+import type { LogSubscriber, RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache, logEffect } from '../../src/services/agent-cache.js';
@@ -124,7 +124,7 @@ describe('AgentCache', () => {
     return { follower, cache, reads };
   };
 
-  it('stores a read made at or after the follower\'s last processed block, and serves it until an event', async () => {
+  it("stores a read made at or after the follower's last processed block, and serves it until an event", async () => {
     const block = { value: 10n };
     const { follower, cache, reads } = setUp(block);
     await cache.agent(1n);
@@ -139,7 +139,7 @@ describe('AgentCache', () => {
     expect(reads).toEqual([1n, 1n]);
   });
 
-  it('never stores a read older than the follower\'s progress (it may miss an event already applied)', async () => {
+  it("never stores a read older than the follower's progress (it may miss an event already applied)", async () => {
     const block = { value: 9n };
     const { cache, reads } = setUp(block);
     await cache.agent(1n);

@@ -91,9 +91,7 @@ describe('SessionRepository', () => {
     const created = record(Date.now(), { details: { seen: 0 } });
     await sessions.create(created);
     await Promise.all(
-      Array.from({ length: 25 }, () =>
-        sessions.update(created.id, (r) => ({ ...r, details: { seen: (r.details!.seen as number) + 1 } })),
-      ),
+      Array.from({ length: 25 }, () => sessions.update(created.id, (r) => ({ ...r, details: { seen: (r.details!.seen as number) + 1 } }))),
     );
     expect((await sessions.get(created.id))?.details).toEqual({ seen: 25 });
   });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/core/errors.js';
-import { SessionTokens, type SessionClaims } from '../../src/sessions/session-token.js';
+import { type SessionClaims, SessionTokens } from '../../src/sessions/session-token.js';
 
 const secret = new TextEncoder().encode('a-session-secret-of-at-least-32-bytes!');
 const agentPrivateKey = `0x${'ab'.repeat(32)}` as const;
@@ -94,7 +94,13 @@ describe('SessionTokens', () => {
     const { hkdfSync } = await import('node:crypto');
     const key = new Uint8Array(hkdfSync('sha256', secret, new Uint8Array(0), 'session-token', 32));
     const { tokens } = setup();
-    for (const payload of ['null', '"text"', '{"sessionId":"x"}', '{"sessionId":"x","type":"admin","scope":"session","expiresAt":1e20}', 'not json']) {
+    for (const payload of [
+      'null',
+      '"text"',
+      '{"sessionId":"x"}',
+      '{"sessionId":"x","type":"admin","scope":"session","expiresAt":1e20}',
+      'not json',
+    ]) {
       const token = await new CompactEncrypt(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(key);
       const error = await serviceError(tokens.open(token, { type: 'register' }));
       expect([error.status, error.message]).toEqual([401, 'Invalid session token']);

@@ -112,9 +112,7 @@ describe.each(adapters)('%s', (_name, open) => {
   });
 
   it('update: concurrent read-modify-writes lose no increment', async () => {
-    await Promise.all(
-      Array.from({ length: 50 }, () => store.update<number>('counter', (current) => (current ?? 0) + 1)),
-    );
+    await Promise.all(Array.from({ length: 50 }, () => store.update<number>('counter', (current) => (current ?? 0) + 1)));
     expect(await store.get('counter')).toBe(50);
   });
 

@@ -34,16 +34,18 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 };
 
 /** Failures become `{"error": ...}`; unexpected ones are logged with the request id and answered 500. */
-export const errorHandler = (logger: Logger): ErrorRequestHandler => (error: unknown, _req, res, _next) => {
-  if (error instanceof ServiceError) {
-    res.status(error.status).json({ error: error.message });
-    return;
-  }
-  const parserError = error as HttpParserError;
-  if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-    res.status(parserError.status).json({ error: parserMessage(parserError) });
-    return;
-  }
-  logger.error({ err: error, reqId: res.locals['requestId'] }, 'request failed');
-  res.status(500).json({ error: 'Internal server error' });
-};
+export const errorHandler =
+  (logger: Logger): ErrorRequestHandler =>
+  (error: unknown, _req, res, _next) => {
+    if (error instanceof ServiceError) {
+      res.status(error.status).json({ error: error.message });
+      return;
+    }
+    const parserError = error as HttpParserError;
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+      res.status(parserError.status).json({ error: parserMessage(parserError) });
+      return;
+    }
+    logger.error({ err: error, reqId: res.locals['requestId'] }, 'request failed');
+    res.status(500).json({ error: 'Internal server error' });
+  };

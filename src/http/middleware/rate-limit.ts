@@ -1,7 +1,7 @@
 // Rate limits with express-rate-limit, counting in our key-value store so that limits hold across
 // restarts and, with a shared store, across instances.
 import type { RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import { type ClientRateLimitInfo, ipKeyGenerator, type Options, rateLimit, type Store } from 'express-rate-limit';
 import type { Clock, KeyValueStore, WindowCounter } from '../../store/key-value-store.js';
 
 /** express-rate-limit's Store over the key-value port's fixed-window counters. */

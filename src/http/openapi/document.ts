@@ -160,7 +160,10 @@ function mergeSides(input: Record<string, JsonSchema>, output: Record<string, Js
 }
 
 const words = (text: string): string[] => text.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
-const pascal = (text: string): string => words(text).map((word) => word[0]!.toUpperCase() + word.slice(1)).join('');
+const pascal = (text: string): string =>
+  words(text)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('');
 
 /** getAgentInfoByChainIdByAgentId for GET /api/agent/info/{chainId}/{agentId}. */
 export function operationIdOf(route: Pick<RouteDoc, 'method' | 'path'>): string {
@@ -193,7 +196,9 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
     const declared = Object.keys(route.params?.shape ?? {});
     const inPath = pathParamsOf(route.path);
     if (declared.length !== inPath.length || inPath.some((name) => !declared.includes(name))) {
-      throw new Error(`OpenAPI: ${route.method.toUpperCase()} ${route.path} has path parameters {${inPath.join(', ')}} but params describes [${declared.join(', ')}]`);
+      throw new Error(
+        `OpenAPI: ${route.method.toUpperCase()} ${route.path} has path parameters {${inPath.join(', ')}} but params describes [${declared.join(', ')}]`,
+      );
     }
     const params = route.params ? input.name(route.params, `${base}PathParameters`) : undefined;
     const query = route.query ? input.name(route.query, `${base}QueryParameters`) : undefined;
@@ -262,7 +267,8 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
       ),
       ...(route.sessionToken ? { security: [{ [SESSION_SCHEME]: [] }, {}] } : {}),
     };
-    const item = (paths[route.path] ??= {});
+    const item = paths[route.path] ?? {};
+    paths[route.path] = item;
     if (item[route.method]) throw new Error(`OpenAPI: ${route.method.toUpperCase()} ${route.path} is described twice`);
     item[route.method] = operation;
   }

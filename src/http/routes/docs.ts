@@ -37,8 +37,7 @@ const INIT_SCRIPT = `window.addEventListener('load', function () {
 });
 `;
 
-const escapeHtml = (text: string): string =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const page = (title: string): string => `<!doctype html>
 <html lang="en">
@@ -58,9 +57,7 @@ const page = (title: string): string => `<!doctype html>
 </html>
 `;
 
-export const openApiDocumentSchema = z
-  .record(z.string(), z.unknown())
-  .meta({ id: 'OpenApiDocument', description: 'This document (OpenAPI 3.1)' });
+export const openApiDocumentSchema = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument', description: 'This document (OpenAPI 3.1)' });
 
 export const docsDocs: RouteDoc[] = [
   {

@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 import type { RegistrationService } from '../../services/registration.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
@@ -74,7 +74,9 @@ export const registrationDocs: RouteDoc[] = [
       summary: "Export the agent's private key once the registration is completed",
       description: 'Only for keys the service generated (linked, wallet-free, ed25519, ed25519-linked).',
       tags: TAGS,
-      ...(method === 'post' ? { body: exportRequestSchema, sessionToken: 'query-bearer-or-body' as const } : { sessionToken: 'query-or-bearer' as const }),
+      ...(method === 'post'
+        ? { body: exportRequestSchema, sessionToken: 'query-bearer-or-body' as const }
+        : { sessionToken: 'query-or-bearer' as const }),
       responses: {
         200: { description: 'The key', schema: exportedKeySchema },
         ...tokenErrors,
@@ -105,7 +107,6 @@ export function registrationRoutes(registration: RegistrationService, sessionLim
   router.get('/api/agent/register/status', async (req, res) => {
     res.json(documented(registrationStatusSchema, await registration.status(sessionTokenOf(req))));
   });
-
 
   const exportKey: RequestHandler = async (req, res) => {
     res.json(documented(exportedKeySchema, await registration.exportKey(sessionTokenOf(req, { body: true }))));

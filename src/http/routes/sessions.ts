@@ -1,15 +1,15 @@
 // Deregistration, refresh and identify sessions: open one (rate-limited like registration), then its
 // status, QR and the identity app's callback, each under /api/agent/<kind>.
-import { Router, type RequestHandler } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
-import type { CallbackReport, SessionQr } from '../../services/session-flow.js';
 import type { Services } from '../../services/index.js';
+import type { CallbackReport, SessionQr } from '../../services/session-flow.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
-import { callbackAckSchema } from '../schemas/registration.js';
+import type { callbackAckSchema } from '../schemas/registration.js';
 import {
+  deregisterRequestSchema,
   deregistrationSessionSchema,
   deregistrationStatusSchema,
-  deregisterRequestSchema,
   identifyRequestSchema,
   identifySessionSchema,
   identifyStatusSchema,
@@ -18,8 +18,8 @@ import {
   refreshStatusSchema,
 } from '../schemas/sessions.js';
 import { sessionTokenOf } from '../session-token.js';
-import { chainFailure, followUpDocs, followUpRoutes, tokenErrors } from './session-follow-up.js';
 import { parseWith } from '../validation.js';
+import { chainFailure, followUpDocs, followUpRoutes, tokenErrors } from './session-follow-up.js';
 
 const TAGS = ['Other sessions'];
 const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
@@ -54,7 +54,13 @@ function flowDocs<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodTy
       description: 'Builds the proof request and returns the session token, the deep link and QR code for the identity app.',
       tags: TAGS,
       body: spec.requestSchema,
-      responses: { 200: { description: 'The session', schema: spec.sessionSchema }, 400: badRequest, ...spec.startErrors, 429: tooMany, 500: chainFailure },
+      responses: {
+        200: { description: 'The session', schema: spec.sessionSchema },
+        400: badRequest,
+        ...spec.startErrors,
+        429: tooMany,
+        500: chainFailure,
+      },
     },
     {
       method: 'get',
@@ -92,7 +98,8 @@ const deregistration = {
   sessionSchema: deregistrationSessionSchema,
   statusSchema: deregistrationStatusSchema,
   startErrors: { 404: { description: 'No agent with this address on this network' } },
-  statusDescription: 'Follows the session to the chain: completed once the agent NFT is burned; failed with the reason the identity app or chain gave.',
+  statusDescription:
+    'Follows the session to the chain: completed once the agent NFT is burned; failed with the reason the identity app or chain gave.',
 };
 
 const refresh = {
@@ -102,7 +109,9 @@ const refresh = {
   sessionSchema: refreshSessionSchema,
   statusSchema: refreshStatusSchema,
   startErrors: {
-    400: { description: "Invalid input, an agent that cannot be refreshed, or disclosures that do not select the agent's config (the message names it)" },
+    400: {
+      description: "Invalid input, an agent that cannot be refreshed, or disclosures that do not select the agent's config (the message names it)",
+    },
     404: { description: 'No agent with this id on this network' },
   },
   statusDescription:

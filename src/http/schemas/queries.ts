@@ -49,7 +49,11 @@ export const a2aQuerySchema = z.object({
 
 // ---- Answers
 
-const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
+const address = (what: string) =>
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .describe(what);
 const network = z.enum(NETWORK_NAMES);
 const proofType = z.enum(PROOF_TYPES).describe('Label of the strength: passport >= 100, kyc >= 80, govt_id >= 60, liveness >= 40, else unknown');
 const strengthLabel = z.enum([...PROOF_TYPES, 'None']).describe('Label of the strength (as proofType), or None without a proof');

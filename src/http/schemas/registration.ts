@@ -5,61 +5,71 @@ import { REGISTRATION_MODES } from '../../core/registration-modes.js';
 
 const text = (what: string) => z.string({ error: `must be a string: ${what}` }).describe(what);
 
-export const disclosuresSchema = z.object(
-  {
-    minimumAge: z.number({ error: 'must be the number 0, 18 or 21' }).optional(),
-    ofac: z.boolean({ error: 'must be true or false' }).optional(),
-    nationality: z.boolean({ error: 'must be true or false' }).optional(),
-    name: z.boolean({ error: 'must be true or false' }).optional(),
-  },
-  { error: 'must be an object such as {"minimumAge": 18, "ofac": true}' },
-).meta({ id: 'Disclosures' });
+export const disclosuresSchema = z
+  .object(
+    {
+      minimumAge: z.number({ error: 'must be the number 0, 18 or 21' }).optional(),
+      ofac: z.boolean({ error: 'must be true or false' }).optional(),
+      nationality: z.boolean({ error: 'must be true or false' }).optional(),
+      name: z.boolean({ error: 'must be true or false' }).optional(),
+    },
+    { error: 'must be an object such as {"minimumAge": 18, "ofac": true}' },
+  )
+  .meta({ id: 'Disclosures' });
 
-export const registerRequestSchema = z.object(
-  {
-    mode: text('one of linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet'),
-    network: text('"mainnet" or "testnet"').optional(),
-    humanAddress: text("the human's wallet address, 0x-prefixed").optional(),
-    disclosures: disclosuresSchema.optional(),
-    agentAddress: text('the wallet-held agent key address (privy, smartwallet)').optional(),
-    agentSignature: text('the agent key signature of the challenge (privy, smartwallet)').optional(),
-    ed25519Pubkey: text('your Ed25519 public key, 64 hex characters').optional(),
-    ed25519Signature: text('your Ed25519 signature of the challenge, 128 hex characters').optional(),
-  },
-  { error: 'must be a JSON object' },
-).meta({ id: 'RegisterRequest' });
+export const registerRequestSchema = z
+  .object(
+    {
+      mode: text('one of linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet'),
+      network: text('"mainnet" or "testnet"').optional(),
+      humanAddress: text("the human's wallet address, 0x-prefixed").optional(),
+      disclosures: disclosuresSchema.optional(),
+      agentAddress: text('the wallet-held agent key address (privy, smartwallet)').optional(),
+      agentSignature: text('the agent key signature of the challenge (privy, smartwallet)').optional(),
+      ed25519Pubkey: text('your Ed25519 public key, 64 hex characters').optional(),
+      ed25519Signature: text('your Ed25519 signature of the challenge, 128 hex characters').optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .meta({ id: 'RegisterRequest' });
 
-export const challengeRequestSchema = z.object(
-  {
-    mode: text('privy or smartwallet'),
-    network: text('"mainnet" or "testnet"').optional(),
-    agentAddress: text('the wallet-held agent key address'),
-    humanAddress: text("the human's wallet address"),
-  },
-  { error: 'must be a JSON object' },
-).meta({ id: 'ChallengeRequest' });
+export const challengeRequestSchema = z
+  .object(
+    {
+      mode: text('privy or smartwallet'),
+      network: text('"mainnet" or "testnet"').optional(),
+      agentAddress: text('the wallet-held agent key address'),
+      humanAddress: text("the human's wallet address"),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .meta({ id: 'ChallengeRequest' });
 
-export const ed25519ChallengeRequestSchema = z.object(
-  {
-    pubkey: text('the Ed25519 public key, 64 hex characters'),
-    network: text('"mainnet" or "testnet"').optional(),
-    humanAddress: text("the human's wallet address (ed25519-linked only)").optional(),
-  },
-  { error: 'must be a JSON object' },
-).meta({ id: 'Ed25519ChallengeRequest' });
+export const ed25519ChallengeRequestSchema = z
+  .object(
+    {
+      pubkey: text('the Ed25519 public key, 64 hex characters'),
+      network: text('"mainnet" or "testnet"').optional(),
+      humanAddress: text("the human's wallet address (ed25519-linked only)").optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .meta({ id: 'Ed25519ChallengeRequest' });
 
-export const callbackReportSchema = z.object(
-  {
-    status: z.enum(['success', 'error'], { error: 'must be "success" or "error"' }),
-    txHash: z
-      .string()
-      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte transaction hash')
-      .transform((hash) => hash.toLowerCase() as `0x${string}`)
-      .optional(),
-    error: z.string().min(1).max(500, 'must be at most 500 characters').optional(),
-  },
-  { error: 'must be a JSON object such as {"status": "success", "txHash": "0x..."}' },
-).meta({ id: 'CallbackReport' });
+export const callbackReportSchema = z
+  .object(
+    {
+      status: z.enum(['success', 'error'], { error: 'must be "success" or "error"' }),
+      txHash: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte transaction hash')
+        .transform((hash) => hash.toLowerCase() as `0x${string}`)
+        .optional(),
+      error: z.string().min(1).max(500, 'must be at most 500 characters').optional(),
+    },
+    { error: 'must be a JSON object such as {"status": "success", "txHash": "0x..."}' },
+  )
+  .meta({ id: 'CallbackReport' });
 
 export const exportRequestSchema = z
   .object({ token: z.string().optional().describe('The session token, when not sent as ?token= or Authorization: Bearer') })
@@ -69,13 +79,19 @@ export const exportRequestSchema = z
 // ---- Responses. The routes' answers, as the OpenAPI document describes them; the conformance test
 // (test/api/openapi.test.ts) checks real answers against these, so an undocumented field fails it.
 
-export const hex = (what: string) => z.string().regex(/^0x[0-9a-fA-F]*$/).describe(what);
-export const address = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe(what);
+export const hex = (what: string) =>
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]*$/)
+    .describe(what);
+export const address = (what: string) =>
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .describe(what);
 
 /** Every error answer: `{"error": "<message>"}`. */
-export const errorSchema = z
-  .object({ error: z.string().describe('What went wrong and, for client errors, what to fix') })
-  .meta({ id: 'Error' });
+export const errorSchema = z.object({ error: z.string().describe('What went wrong and, for client errors, what to fix') }).meta({ id: 'Error' });
 
 export const stageSchema = z.enum(['qr-ready', 'proof-received', 'completed', 'failed']).meta({ id: 'SessionStage' });
 const modeSchema = z.enum(REGISTRATION_MODES).meta({ id: 'RegistrationMode' });
@@ -99,7 +115,9 @@ export const publicCredentialsSchema = z
     gender: z.string().optional(),
     expiryDate: z.string().optional().describe('DD-MM-YY, when disclosed'),
     olderThan: z.number().int().describe('The age threshold proved (0 when none was asked)'),
-    ofac: z.tuple([z.boolean(), z.boolean(), z.boolean()]).describe('OFAC checks passed: document number, name + date of birth, name + year of birth'),
+    ofac: z
+      .tuple([z.boolean(), z.boolean(), z.boolean()])
+      .describe('OFAC checks passed: document number, name + date of birth, name + year of birth'),
   })
   .meta({ id: 'Credentials', description: 'What the human disclosed; undisclosed fields are absent' });
 

@@ -92,9 +92,7 @@ export const identifyRequestSchema = z
   .object({ network: text('"mainnet" or "testnet" (default mainnet)').optional() }, { error: 'must be a JSON object such as {"network": "testnet"}' })
   .meta({ id: 'IdentifyRequest' });
 
-export const identifySessionSchema = z
-  .object({ ...openedShape, network: networkSchema })
-  .meta({ id: 'IdentifySession' });
+export const identifySessionSchema = z.object({ ...openedShape, network: networkSchema }).meta({ id: 'IdentifySession' });
 
 export const identifyStatusSchema = z
   .object({
