@@ -2,6 +2,7 @@
 // The digit written into userDefinedData picks the config; the hub then checks the proof against it, so the
 // minimumAge/ofac the identity app is asked for must match the digit (onchain-facts 1.6, 7.6).
 import { encodeAbiParameters, type Hex, sha256 } from 'viem';
+import { badRequest } from './errors.js';
 
 export type MinimumAge = 0 | 18 | 21;
 export type ConfigIndex = 0 | 1 | 2 | 3 | 4 | 5;
@@ -18,6 +19,29 @@ export interface Disclosures {
   dateOfBirth?: boolean;
   gender?: boolean;
   issuingState?: boolean;
+}
+
+/** Disclosures as a caller asks for them: every field optional, minimumAge any number until checked. */
+export interface DisclosureRequest {
+  minimumAge?: number;
+  ofac?: boolean;
+  nationality?: boolean;
+  name?: boolean;
+}
+
+/** What a session asks the human to disclose: the caller's request checked, absent flags off. */
+export interface RequestedDisclosures {
+  minimumAge: MinimumAge;
+  ofac: boolean;
+  nationality: boolean;
+  name: boolean;
+}
+
+/** Checks a caller's disclosures (400 for a minimumAge other than 0, 18 or 21) and fills in the defaults. */
+export function requestedDisclosures(d: DisclosureRequest = {}): RequestedDisclosures {
+  const minimumAge = d.minimumAge ?? 0;
+  if (!(MINIMUM_AGES as readonly number[]).includes(minimumAge)) throw badRequest('disclosures.minimumAge must be 0, 18 or 21');
+  return { minimumAge: minimumAge as MinimumAge, ofac: d.ofac ?? false, nationality: d.nationality ?? false, name: d.name ?? false };
 }
 
 /** (18,ofac)->4, (21,ofac)->5, 18->1, 21->2, ofac->3, else 0. */

@@ -3,15 +3,13 @@
 // no longer resolves to the agent / its NFT is burned, whoever submitted the proof.
 import { type Address, getAddress, type Hex, isAddress } from 'viem';
 import { addressAgentKey } from '../core/agent-key.js';
-import { configIndexFor } from '../core/disclosures.js';
+import { configIndexFor, type DisclosureRequest, requestedDisclosures } from '../core/disclosures.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { advancedDeregisterUserData } from '../core/user-data.js';
-import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
+import { type DeregistrationRecord, newSessionId } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { type DisclosureRequest, parseDisclosures } from './registration.js';
-import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
-import type { SessionView } from './session-view.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow, type StatusBase } from './session-flow.js';
 
 export interface DeregistrationRequest {
   network?: string;
@@ -26,17 +24,14 @@ export interface DeregistrationSession extends OpenedSession {
   configIndex: number;
 }
 
-export interface DeregistrationStatus extends SessionView {
+export interface DeregistrationStatus extends StatusBase {
   agentId: number;
   agentAddress: Address;
-  network: NetworkName;
-  txHash?: Hex;
-  error?: string;
 }
 
-export class DeregistrationService extends ChainSyncedSessions {
+export class DeregistrationService extends ChainSyncedSessions<'deregister', DeregistrationStatus> {
   constructor(private readonly deps: FlowDeps) {
-    super(new SessionFlow(deps, 'deregister', '/api/agent/deregister'));
+    super(new SessionFlow(deps, 'deregister'));
   }
 
   async start(request: DeregistrationRequest): Promise<DeregistrationSession> {
@@ -45,7 +40,7 @@ export class DeregistrationService extends ChainSyncedSessions {
       throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address: the agent address as GET /api/agent/info reports it');
     }
     const agentAddress = getAddress(request.agentAddress);
-    const disclosures = parseDisclosures(request.disclosures);
+    const disclosures = requestedDisclosures(request.disclosures);
     const configIndex = configIndexFor(disclosures);
     const gateway = this.deps.chains.get(network);
 
@@ -63,7 +58,7 @@ export class DeregistrationService extends ChainSyncedSessions {
     if (!owner) throw notFound(`Agent ${agentAddress} is not registered on ${network}`);
 
     const now = this.deps.clock();
-    const record: SessionRecord = {
+    const record: DeregistrationRecord = {
       id: newSessionId(),
       type: 'deregister',
       stage: 'qr-ready',
@@ -75,7 +70,6 @@ export class DeregistrationService extends ChainSyncedSessions {
       userDefinedData: advancedDeregisterUserData({ configIndex, agent: agentAddress }),
       configIndex,
       disclosures,
-      exportable: false,
       createdAt: now,
       expiresAt: now + SessionTokens.LIFETIME_MS,
     };
@@ -86,31 +80,16 @@ export class DeregistrationService extends ChainSyncedSessions {
   async status(token: string): Promise<DeregistrationStatus> {
     const { claims, record } = await this.flow.open(token);
     const synced = await this.syncWithChain(record);
-    const view = await this.flow.view(claims, synced);
-    return {
-      ...view,
-      agentId: Number(synced.agentId),
-      agentAddress: synced.agentAddress as Address,
-      network: synced.network,
-      ...(synced.txHash ? { txHash: synced.txHash } : {}),
-      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
-    };
+    return { ...(await this.flow.statusBase(claims, synced)), agentId: Number(synced.agentId), agentAddress: synced.agentAddress };
   }
 
   /** Completed once the agent's key no longer resolves to the agent and its NFT is burned; failed on a reverted proof. */
-  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: DeregistrationRecord): Promise<DeregistrationRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
-    const agentId = BigInt(record.agentId as string);
-    const [keyAgent, owner] = await Promise.all([gateway.registry.agentIdOf(record.agentKey as Hex), gateway.registry.ownerOf(agentId)]);
-    if (keyAgent !== agentId && owner === undefined) {
-      const completedAt = this.deps.clock();
-      return this.deps.sessions.update(record.id, (current) => {
-        if (current.stage === 'completed') return current;
-        const { failureReason: _dropped, ...rest } = current;
-        return { ...rest, stage: 'completed', completedAt, ...(current.callback?.txHash ? { txHash: current.callback.txHash } : {}) };
-      });
-    }
+    const agentId = BigInt(record.agentId);
+    const [keyAgent, owner] = await Promise.all([gateway.registry.agentIdOf(record.agentKey), gateway.registry.ownerOf(agentId)]);
+    if (keyAgent !== agentId && owner === undefined) return this.flow.complete(record);
     return this.flow.failIfReverted(record, 'The deregistration transaction reverted on chain');
   }
 }

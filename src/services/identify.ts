@@ -3,14 +3,13 @@
 // bytes of keccak256(sessionId)), so the reported transaction is accepted only if its verifySelfProof input
 // carries that userIdentifier, and only that transaction's NullifierIdentified event is read — never "the
 // latest event", which could be another human's.
-import { type Address, decodeFunctionData, getAddress, type Hex, isAddressEqual, keccak256, parseEventLogs, slice, toHex } from 'viem';
-import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import { type Address, getAddress, keccak256, slice, toHex } from 'viem';
+import { readProofSubmission, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { identifyUserData } from '../core/user-data.js';
-import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
+import { type IdentifyRecord, newSessionId } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
-import type { SessionView } from './session-view.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow, type StatusBase } from './session-flow.js';
 
 export interface IdentifyRequest {
   network?: string;
@@ -20,28 +19,25 @@ export interface IdentifySession extends OpenedSession {
   network: NetworkName;
 }
 
-export interface IdentifyStatus extends SessionView {
-  network: NetworkName;
-  txHash?: Hex;
+export interface IdentifyStatus extends StatusBase {
   nullifier?: string;
   agentCount?: number;
   agentIds?: number[];
-  error?: string;
 }
 
 /** The proof userId of an identify session: nobody's wallet, just this session's tag. */
 export const identifyUserId = (sessionId: string): Address => getAddress(slice(keccak256(toHex(sessionId)), 12));
 
-export class IdentifyService extends ChainSyncedSessions {
+export class IdentifyService extends ChainSyncedSessions<'identify', IdentifyStatus> {
   constructor(private readonly deps: FlowDeps) {
-    super(new SessionFlow(deps, 'identify', '/api/agent/identify'));
+    super(new SessionFlow(deps, 'identify'));
   }
 
   async start(request: IdentifyRequest): Promise<IdentifySession> {
     const network = resolveNetwork(request.network ?? 'mainnet');
     const now = this.deps.clock();
     const id = newSessionId();
-    const record: SessionRecord = {
+    const record: IdentifyRecord = {
       id,
       type: 'identify',
       stage: 'qr-ready',
@@ -50,7 +46,6 @@ export class IdentifyService extends ChainSyncedSessions {
       userDefinedData: identifyUserData(0),
       configIndex: 0,
       disclosures: { minimumAge: 0, ofac: false, nationality: false, name: false },
-      exportable: false,
       createdAt: now,
       expiresAt: now + SessionTokens.LIFETIME_MS,
     };
@@ -61,14 +56,8 @@ export class IdentifyService extends ChainSyncedSessions {
   async status(token: string): Promise<IdentifyStatus> {
     const { claims, record } = await this.flow.open(token);
     const synced = await this.syncWithChain(record);
-    const view = await this.flow.view(claims, synced);
-    const base = {
-      ...view,
-      network: synced.network,
-      ...(synced.txHash ? { txHash: synced.txHash } : {}),
-      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
-    };
-    const nullifier = synced.details?.['nullifier'] as string | undefined;
+    const base = await this.flow.statusBase(claims, synced);
+    const { nullifier } = synced;
     if (synced.stage !== 'completed' || nullifier === undefined) return base;
     // The human's agents as they are now.
     const agentIds = await this.deps.chains.get(synced.network).registry.agentsForNullifier(BigInt(nullifier));
@@ -76,48 +65,22 @@ export class IdentifyService extends ChainSyncedSessions {
   }
 
   /** Reads the reported transaction: this session's proof (by userIdentifier) and its NullifierIdentified event. */
-  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: IdentifyRecord): Promise<IdentifyRecord> {
     const txHash = record.callback?.txHash;
     if (record.stage !== 'proof-received' || !txHash) return record;
     const gateway = this.deps.chains.get(record.network);
-    const receipt = await gateway.client.getTransactionReceipt({ hash: txHash }).catch(() => undefined);
-    if (!receipt) return record; // not mined (yet): ask again at the next status
-    const fail = (reason: string) =>
-      this.deps.sessions.update(record.id, (current) =>
-        current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current,
-      );
-    if (receipt.status === 'reverted') return fail('The identify transaction reverted on chain');
+    const registry = gateway.contracts.registry;
+    const transaction = await readRegistryTransaction(gateway.client, { registry, hash: txHash });
+    if (!transaction) return record; // not mined (yet): ask again at the next status
+    if (transaction.status === 'reverted') return this.flow.fail(record, 'The identify transaction reverted on chain');
 
-    const transaction = await gateway.client.getTransaction({ hash: txHash });
-    if (!transaction.to || !isAddressEqual(transaction.to, gateway.contracts.registry)) {
-      return fail(`Transaction ${txHash} is not a proof submitted to the registry`);
-    }
-    let userIdentifier: bigint;
-    try {
-      const call = decodeFunctionData({ abi: agentRegistryAbi, data: transaction.input });
-      if (call.functionName !== 'verifySelfProof') throw new Error('not verifySelfProof');
-      const [, userContextData] = call.args as readonly [Hex, Hex];
-      userIdentifier = BigInt(slice(userContextData, 32, 64));
-    } catch {
-      return fail(`Transaction ${txHash} is not a verifySelfProof call`);
-    }
-    if (userIdentifier !== BigInt(record.userId)) return fail(`Transaction ${txHash} carries another session's proof`);
+    const submission = await readProofSubmission(gateway.client, { registry, hash: txHash });
+    if (submission.kind === 'not-to-registry') return this.flow.fail(record, `Transaction ${txHash} is not a proof submitted to the registry`);
+    if (submission.kind === 'not-a-proof') return this.flow.fail(record, `Transaction ${txHash} is not a verifySelfProof call`);
+    if (submission.userIdentifier !== BigInt(record.userId)) return this.flow.fail(record, `Transaction ${txHash} carries another session's proof`);
 
-    const identified = parseEventLogs({ abi: agentRegistryAbi, logs: receipt.logs, eventName: 'NullifierIdentified' }).find((event) =>
-      isAddressEqual(event.address, gateway.contracts.registry),
-    );
-    if (!identified) return fail(`Transaction ${txHash} did not identify a human (no NullifierIdentified event)`);
-    const completedAt = this.deps.clock();
-    return this.deps.sessions.update(record.id, (current) =>
-      current.stage === 'completed'
-        ? current
-        : {
-            ...current,
-            stage: 'completed',
-            completedAt,
-            txHash,
-            details: { ...current.details, nullifier: identified.args.nullifier.toString() },
-          },
-    );
+    const [nullifier] = transaction.identified;
+    if (nullifier === undefined) return this.flow.fail(record, `Transaction ${txHash} did not identify a human (no NullifierIdentified event)`);
+    return this.flow.complete(record, { txHash, nullifier: nullifier.toString() });
   }
 }

@@ -8,8 +8,11 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
+import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { RefreshService } from './refresh.js';
 import { RegistrationService } from './registration.js';
+import { SessionWatcher } from './session-watch.js';
+import { Sessions } from './sessions.js';
 
 export interface ServiceOptions {
   chains: ChainGateway;
@@ -25,6 +28,14 @@ export interface ServiceOptions {
   eventPollIntervalMs?: number;
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
+  /** Following open sessions (session-watch.ts): longest pause between status reads, most sessions at once. */
+  sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
+}
+
+/** The per-client limits, each counted once whichever adapter a request comes through. */
+export interface Limits {
+  sessionCreation: RateLimiter;
+  pushConfigWrites: RateLimiter;
 }
 
 export interface Services {
@@ -34,34 +45,48 @@ export interface Services {
   identify: IdentifyService;
   /** Public queries; start() / stop() run its registry log followers. */
   queries: AgentQueryService;
+  /** Every kind of session by token: status, opening under the creation limit. */
+  sessions: Sessions;
+  /** Follows open sessions until they end. */
+  watcher: SessionWatcher;
+  limits: Limits;
 }
 
 export function createServices(options: ServiceOptions): Services {
   const clock = options.clock ?? Date.now;
   const tokens = new SessionTokens(options.sessionSecret, clock);
-  const sessions = new SessionRepository(options.store, clock);
+  const records = new SessionRepository(options.store, clock);
   const flowDeps = {
     chains: options.chains,
-    sessions,
+    sessions: records,
     tokens,
     clock,
     publicUrl: options.publicUrl,
     deepLinkScheme: options.deepLinkScheme,
     appName: options.appName,
   };
-  return {
-    registration: new RegistrationService(flowDeps),
-    deregistration: new DeregistrationService(flowDeps),
-    refresh: new RefreshService(flowDeps),
-    identify: new IdentifyService(flowDeps),
-    queries: new AgentQueryService({
-      chains: options.chains,
-      metrics: options.metrics ?? new Metrics(),
-      clock,
-      publicUrl: options.publicUrl,
-      appName: options.appName,
-      ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
-      ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
-    }),
+  const registration = new RegistrationService(flowDeps);
+  const deregistration = new DeregistrationService(flowDeps);
+  const refresh = new RefreshService(flowDeps);
+  const identify = new IdentifyService(flowDeps);
+  const queries = new AgentQueryService({
+    chains: options.chains,
+    metrics: options.metrics ?? new Metrics(),
+    clock,
+    publicUrl: options.publicUrl,
+    appName: options.appName,
+    ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
+    ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
+  });
+  const limits: Limits = {
+    sessionCreation: new RateLimiter(options.store, SESSION_CREATION, clock),
+    pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES, clock),
   };
+  const sessions = new Sessions(tokens, { register: registration, deregister: deregistration, refresh, identify }, limits.sessionCreation);
+  const watcher = new SessionWatcher({
+    sessions,
+    registryActivity: (network, listener) => queries.onRegistryActivity(network, listener),
+    ...options.sessionWatch,
+  });
+  return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits };
 }

@@ -2,18 +2,22 @@
 // agentId, hex form) and the registry renews the proof in place. The chain is the source of truth: the
 // session completes when proofExpiresAt(agentId) moved past the value seen at start, or the reported
 // transaction carries HumanProofRefreshed for this agent.
-import { type Hex, isAddressEqual, parseEventLogs } from 'viem';
-import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import { readProofExpiry, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
-import { type ConfigIndex, configIndexFor, disclosuresForConfigIndex, isConfigIndex } from '../core/disclosures.js';
+import {
+  type ConfigIndex,
+  configIndexFor,
+  type DisclosureRequest,
+  disclosuresForConfigIndex,
+  isConfigIndex,
+  requestedDisclosures,
+} from '../core/disclosures.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { refreshUserData } from '../core/user-data.js';
-import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
+import { newSessionId, type RefreshRecord } from '../sessions/session-record.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import { type DisclosureRequest, parseDisclosures } from './registration.js';
-import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow } from './session-flow.js';
-import type { SessionView } from './session-view.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow, type StatusBase } from './session-flow.js';
 
 export interface RefreshRequest {
   agentId?: number | string;
@@ -27,16 +31,13 @@ export interface RefreshSession extends OpenedSession {
   configIndex: number;
 }
 
-export interface RefreshStatus extends SessionView {
+export interface RefreshStatus extends StatusBase {
   agentId: number;
-  network: NetworkName;
-  txHash?: Hex;
   /** Once completed: unix seconds. */
   proofExpiresAt?: number;
   isProofFresh?: boolean;
   verificationStrength?: number;
   credentials?: PublicCredentials;
-  error?: string;
 }
 
 const ZERO_CONFIG = `0x${'0'.repeat(64)}`;
@@ -52,9 +53,9 @@ const describeConfig = (index: ConfigIndex): string => {
   return `config ${index} (minimumAge ${d.minimumAge}, ofac ${d.ofac})`;
 };
 
-export class RefreshService extends ChainSyncedSessions {
+export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus> {
   constructor(private readonly deps: FlowDeps) {
-    super(new SessionFlow(deps, 'refresh', '/api/agent/refresh'));
+    super(new SessionFlow(deps, 'refresh'));
   }
 
   async start(request: RefreshRequest): Promise<RefreshSession> {
@@ -74,8 +75,8 @@ export class RefreshService extends ChainSyncedSessions {
 
     // Without disclosures, the agent's own config; with them, they must select it (the registry refuses a change).
     const disclosures = request.disclosures
-      ? parseDisclosures(request.disclosures)
-      : { ...parseDisclosures({}), ...disclosuresForConfigIndex(agentIndex) };
+      ? requestedDisclosures(request.disclosures)
+      : { ...requestedDisclosures(), ...disclosuresForConfigIndex(agentIndex) };
     const configIndex = configIndexFor(disclosures);
     if (configIds[configIndex]?.toLowerCase() !== agent.configId.toLowerCase()) {
       throw badRequest(
@@ -84,7 +85,7 @@ export class RefreshService extends ChainSyncedSessions {
     }
 
     const now = this.deps.clock();
-    const record: SessionRecord = {
+    const record: RefreshRecord = {
       id: newSessionId(),
       type: 'refresh',
       stage: 'qr-ready',
@@ -95,10 +96,9 @@ export class RefreshService extends ChainSyncedSessions {
       userDefinedData: refreshUserData({ configIndex, agentId }),
       configIndex,
       disclosures,
-      exportable: false,
+      previousExpiresAt: agent.proofExpiresAt.toString(),
       createdAt: now,
       expiresAt: now + SessionTokens.LIFETIME_MS,
-      details: { previousExpiresAt: agent.proofExpiresAt.toString() },
     };
     const { session } = await this.flow.create(record);
     return { ...session, agentId: Number(agentId), network, configIndex };
@@ -107,18 +107,11 @@ export class RefreshService extends ChainSyncedSessions {
   async status(token: string): Promise<RefreshStatus> {
     const { claims, record } = await this.flow.open(token);
     const synced = await this.syncWithChain(record);
-    const view = await this.flow.view(claims, synced);
-    const base = {
-      ...view,
-      agentId: Number(synced.agentId),
-      network: synced.network,
-      ...(synced.txHash ? { txHash: synced.txHash } : {}),
-      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
-    };
+    const base = { ...(await this.flow.statusBase(claims, synced)), agentId: Number(synced.agentId) };
     if (synced.stage !== 'completed') return base;
     // The verification details as the chain has them now.
     const gateway = this.deps.chains.get(synced.network);
-    const agent = await gateway.registry.readAgent(BigInt(synced.agentId as string));
+    const agent = await gateway.registry.readAgent(BigInt(synced.agentId));
     if (!agent) return base;
     const { verificationStrength } = await gateway.registry.providerInfo(agent.proofProvider);
     return {
@@ -130,34 +123,18 @@ export class RefreshService extends ChainSyncedSessions {
     };
   }
 
-  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  /** Completed once proofExpiresAt moved past the value seen at start, or the reported transaction refreshed this agent. */
+  protected async syncWithChain(record: RefreshRecord): Promise<RefreshRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
-    const agentId = BigInt(record.agentId as string);
-    const previous = BigInt((record.details?.['previousExpiresAt'] as string | undefined) ?? '0');
-    const expiresAt = await gateway.client.readContract({
-      address: gateway.contracts.registry,
-      abi: agentRegistryAbi,
-      functionName: 'proofExpiresAt',
-      args: [agentId],
-    });
-    let refreshed = expiresAt > previous;
+    const registry = gateway.contracts.registry;
+    const agentId = BigInt(record.agentId);
+    let refreshed = (await readProofExpiry(gateway.client, { registry, agentId })) > BigInt(record.previousExpiresAt);
     if (!refreshed && record.callback?.txHash) {
-      const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
-      refreshed =
-        receipt?.status === 'success' &&
-        parseEventLogs({ abi: agentRegistryAbi, logs: receipt.logs, eventName: 'HumanProofRefreshed' }).some(
-          (event) => isAddressEqual(event.address, gateway.contracts.registry) && event.args.agentId === agentId,
-        );
+      const transaction = await readRegistryTransaction(gateway.client, { registry, hash: record.callback.txHash });
+      refreshed = transaction?.status === 'success' && transaction.refreshed.includes(agentId);
     }
-    if (refreshed) {
-      const completedAt = this.deps.clock();
-      return this.deps.sessions.update(record.id, (current) => {
-        if (current.stage === 'completed') return current;
-        const { failureReason: _dropped, ...rest } = current;
-        return { ...rest, stage: 'completed', completedAt, ...(current.callback?.txHash ? { txHash: current.callback.txHash } : {}) };
-      });
-    }
+    if (refreshed) return this.flow.complete(record);
     return this.flow.failIfReverted(record, 'The refresh transaction reverted on chain');
   }
 }

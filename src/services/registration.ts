@@ -1,28 +1,21 @@
 // Registration sessions: open one (agent key, userDefinedData, deep link), follow it to the chain, export
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
-import { type Address, getAddress, type Hex, isAddress, isAddressEqual, parseEventLogs } from 'viem';
-import { agentRegistryAbi } from '../chain/artifacts/index.js';
+import { type Address, getAddress, type Hex, isAddress } from 'viem';
+import { findRegistrationTransaction, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { NetworkGateway } from '../chain/gateway.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
-import { configIndexFor, type MinimumAge } from '../core/disclosures.js';
+import { configIndexFor, type DisclosureRequest, requestedDisclosures } from '../core/disclosures.js';
 import { badRequest, ServiceError } from '../core/errors.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { MODE_RULES, type RegistrationMode, resolveMode } from '../core/registration-modes.js';
-import { newSessionId, type SessionRecord } from '../sessions/session-record.js';
-import { type SessionClaims, SessionTokens } from '../sessions/session-token.js';
+import { newSessionId, type RegistrationRecord } from '../sessions/session-record.js';
+import { SessionTokens } from '../sessions/session-token.js';
 import { type Challenge, ecdsaChallenge, ed25519Challenge, enrollAgent } from './agent-enrollment.js';
-import { ChainSyncedSessions, type FlowDeps, SessionFlow } from './session-flow.js';
-import type { SessionView } from './session-view.js';
+import { ChainSyncedSessions, type FlowDeps, type OpenedSession, SessionFlow, type StatusBase } from './session-flow.js';
 
+export type { DisclosureRequest } from '../core/disclosures.js';
 export type { CallbackReport } from './session-flow.js';
-
-export interface DisclosureRequest {
-  minimumAge?: number;
-  ofac?: boolean;
-  nationality?: boolean;
-  name?: boolean;
-}
 
 export interface RegistrationRequest {
   mode: string;
@@ -35,25 +28,18 @@ export interface RegistrationRequest {
   ed25519Signature?: string;
 }
 
-export interface RegistrationSession extends SessionView {
-  deepLink: string;
-  qrData: string;
-  qrImageBase64: string;
-  scanUrl: string;
+export interface RegistrationSession extends OpenedSession {
   agentAddress: Address;
   mode: RegistrationMode;
   network: NetworkName;
   configIndex: number;
 }
 
-export interface RegistrationStatus extends SessionView {
+export interface RegistrationStatus extends StatusBase {
   agentAddress: Address;
   mode: RegistrationMode;
-  network: NetworkName;
   agentId?: number;
-  txHash?: Hex;
   credentials?: PublicCredentials;
-  error?: string;
 }
 
 export interface ExportedKey {
@@ -69,8 +55,6 @@ export interface ExportedKey {
 
 export type RegistrationDeps = FlowDeps;
 
-const MINIMUM_AGES: readonly number[] = [0, 18, 21];
-
 function parseHuman(value: string | undefined, mode: RegistrationMode): Address | undefined {
   if (!MODE_RULES[mode].needsHumanAddress) return undefined;
   if (value === undefined || !isAddress(value, { strict: false })) {
@@ -79,22 +63,16 @@ function parseHuman(value: string | undefined, mode: RegistrationMode): Address 
   return getAddress(value);
 }
 
-export function parseDisclosures(d: DisclosureRequest = {}): SessionRecord['disclosures'] {
-  const minimumAge = d.minimumAge ?? 0;
-  if (!MINIMUM_AGES.includes(minimumAge)) throw badRequest('disclosures.minimumAge must be 0, 18 or 21');
-  return { minimumAge: minimumAge as MinimumAge, ofac: d.ofac ?? false, nationality: d.nationality ?? false, name: d.name ?? false };
-}
-
-export class RegistrationService extends ChainSyncedSessions {
+export class RegistrationService extends ChainSyncedSessions<'register', RegistrationStatus> {
   constructor(private readonly deps: RegistrationDeps) {
-    super(new SessionFlow(deps, 'register', '/api/agent/register'));
+    super(new SessionFlow(deps, 'register'));
   }
 
   async start(request: RegistrationRequest): Promise<RegistrationSession> {
     const mode = resolveMode(request.mode);
     const network = resolveNetwork(request.network ?? 'mainnet');
     const humanAddress = parseHuman(request.humanAddress, mode);
-    const disclosures = parseDisclosures(request.disclosures);
+    const disclosures = requestedDisclosures(request.disclosures);
     const configIndex = configIndexFor(disclosures);
     const gateway = this.deps.chains.get(network);
 
@@ -104,7 +82,7 @@ export class RegistrationService extends ChainSyncedSessions {
       { chainId: gateway.chainId, registry: gateway.registry, configIndex },
     );
     const now = this.deps.clock();
-    const record: SessionRecord = {
+    const record: RegistrationRecord = {
       id: newSessionId(),
       type: 'register',
       stage: 'qr-ready',
@@ -132,25 +110,20 @@ export class RegistrationService extends ChainSyncedSessions {
   }
 
   async status(token: string): Promise<RegistrationStatus> {
-    const { claims, record } = await this.open(token);
+    const { claims, record } = await this.flow.open(token);
     const synced = await this.syncWithChain(record);
-    const view = await this.flow.view(claims, synced);
-    const credentials = synced.details?.['credentials'] as PublicCredentials | undefined;
     return {
-      ...view,
-      agentAddress: synced.agentAddress as Address,
-      mode: synced.mode as RegistrationMode,
-      network: synced.network,
+      ...(await this.flow.statusBase(claims, synced)),
+      agentAddress: synced.agentAddress,
+      mode: synced.mode,
       ...(synced.agentId ? { agentId: Number(synced.agentId) } : {}),
-      ...(synced.txHash ? { txHash: synced.txHash } : {}),
-      ...(credentials ? { credentials } : {}),
-      ...(synced.stage === 'failed' && synced.failureReason ? { error: synced.failureReason } : {}),
+      ...(synced.credentials ? { credentials: synced.credentials } : {}),
     };
   }
 
   async exportKey(token: string): Promise<ExportedKey> {
-    const { claims, record } = await this.open(token);
-    const mode = record.mode as RegistrationMode;
+    const { claims, record } = await this.flow.open(token);
+    const mode = record.mode;
     if (MODE_RULES[mode].externalKey) {
       throw badRequest(`Export is not available for ${mode}: the agent key is held by the human's wallet provider and the service never had it`);
     }
@@ -163,8 +136,8 @@ export class RegistrationService extends ChainSyncedSessions {
     return {
       privateKey,
       keyType: secrets.agentPrivateKey ? 'secp256k1' : 'ed25519',
-      ...(secrets.ed25519PrivateKey ? { publicKey: synced.agentKey as Hex } : {}),
-      agentAddress: synced.agentAddress as Address,
+      ...(secrets.ed25519PrivateKey ? { publicKey: synced.agentKey } : {}),
+      agentAddress: synced.agentAddress,
       agentId: Number(synced.agentId),
       network: synced.network,
       mode,
@@ -197,55 +170,27 @@ export class RegistrationService extends ChainSyncedSessions {
     );
   }
 
-  private open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
-    return this.flow.open(token);
-  }
-
   /** Moves a waiting session forward from what the chain says: registered -> completed; reverted -> failed. */
-  protected async syncWithChain(record: SessionRecord): Promise<SessionRecord> {
+  protected async syncWithChain(record: RegistrationRecord): Promise<RegistrationRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
-    const agentId = await gateway.registry.agentIdOf(record.agentKey as Hex);
-    if (agentId !== 0n) {
-      const [txHash, agent] = await Promise.all([
-        this.registrationTx(gateway, agentId, record.callback?.txHash),
-        gateway.registry.readAgent(agentId),
-      ]);
-      const completedAt = this.deps.clock();
-      return this.deps.sessions.update(record.id, (current) => {
-        if (current.stage === 'completed') return current;
-        const { failureReason: _dropped, ...rest } = current;
-        return {
-          ...rest,
-          stage: 'completed',
-          agentId: agentId.toString(),
-          ...(txHash ? { txHash } : {}),
-          completedAt,
-          details: { ...current.details, ...(agent ? { credentials: publicCredentials(agent.credentials) } : {}) },
-        };
-      });
-    }
-    return this.flow.failIfReverted(record, 'The registration transaction reverted on chain');
+    const agentId = await gateway.registry.agentIdOf(record.agentKey);
+    if (agentId === 0n) return this.flow.failIfReverted(record, 'The registration transaction reverted on chain');
+    const [txHash, agent] = await Promise.all([this.registrationTx(gateway, agentId, record.callback?.txHash), gateway.registry.readAgent(agentId)]);
+    return this.flow.complete(record, {
+      agentId: agentId.toString(),
+      ...(txHash ? { txHash } : {}),
+      ...(agent ? { credentials: publicCredentials(agent.credentials) } : {}),
+    });
   }
 
   /** The transaction that minted the agent: the one the identity app reported if it did, else from the logs. */
   private async registrationTx(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
+    const registry = gateway.contracts.registry;
     if (reported) {
-      const receipt = await gateway.client.getTransactionReceipt({ hash: reported }).catch(() => undefined);
-      const registered = receipt
-        ? parseEventLogs({ abi: agentRegistryAbi, logs: receipt.logs, eventName: 'Registered' }).some(
-            (event) => isAddressEqual(event.address, gateway.contracts.registry) && event.args.agentId === agentId,
-          )
-        : false;
-      if (registered) return reported;
+      const transaction = await readRegistryTransaction(gateway.client, { registry, hash: reported });
+      if (transaction?.registered.includes(agentId)) return reported;
     }
-    const events = await gateway.client.getContractEvents({
-      address: gateway.contracts.registry,
-      abi: agentRegistryAbi,
-      eventName: 'Registered',
-      args: { agentId },
-      fromBlock: gateway.registryDeployBlock,
-    });
-    return events[0]?.transactionHash ?? undefined;
+    return findRegistrationTransaction(gateway.client, { registry, agentId, fromBlock: gateway.registryDeployBlock });
   }
 }

@@ -1,14 +1,18 @@
 // What every kind of session shares: open a session (record + session token), build the deep link whose
-// deeplinkCallback carries a callback-scoped token, reopen it from a token, and record the identity app's
-// report idempotently. Registration, deregistration, refresh and identify each add their own chain checks.
+// deeplinkCallback carries a callback-scoped token, reopen it from a token, record the identity app's report
+// idempotently, and move it to completed or failed. Registration, deregistration, refresh and identify each add
+// their own chain checks (ChainSyncedSessions.syncWithChain).
 import QRCode from 'qrcode';
 import type { Hex } from 'viem';
+import { readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
+import { SESSION_BASE_PATHS } from '../core/endpoints.js';
 import { badRequest, ServiceError } from '../core/errors.js';
-import type { SessionRecord } from '../sessions/session-record.js';
+import type { NetworkName } from '../core/networks.js';
+import type { RecordOf, SessionStage, SessionType } from '../sessions/session-record.js';
 import type { SessionRepository } from '../sessions/session-repository.js';
-import type { SessionClaims, SessionSecrets, SessionTokens, SessionType } from '../sessions/session-token.js';
+import type { SessionClaims, SessionSecrets, SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
 import { type SessionView, sessionView } from './session-view.js';
 
@@ -39,19 +43,29 @@ export interface OpenedSession extends SessionQr {
   scanUrl: string;
 }
 
+/** The fields every session status answer carries beyond the view: the network, the transaction, the failure. */
+export interface StatusBase extends SessionView {
+  network: NetworkName;
+  txHash?: Hex;
+  error?: string;
+}
+
 export const qrPng = async (text: string): Promise<string> =>
   (await QRCode.toBuffer(text, { type: 'png', width: 400, margin: 2, errorCorrectionLevel: 'M' })).toString('base64');
 
-/** One kind of session, served under `basePath` (e.g. /api/agent/deregister). */
-export class SessionFlow {
+/** One kind of session, served under its base path (core/endpoints.ts). */
+export class SessionFlow<T extends SessionType> {
+  readonly basePath: string;
+
   constructor(
     readonly deps: FlowDeps,
-    readonly type: SessionType,
-    private readonly basePath: string,
-  ) {}
+    readonly type: T,
+  ) {
+    this.basePath = SESSION_BASE_PATHS[type];
+  }
 
   /** Stores the record and answers with the session token, deep link and QR code. */
-  async create(record: SessionRecord, secrets?: SessionSecrets): Promise<{ claims: SessionClaims; session: OpenedSession }> {
+  async create(record: RecordOf<T>, secrets?: SessionSecrets): Promise<{ claims: SessionClaims; session: OpenedSession }> {
     await this.deps.sessions.create(record);
     const claims: SessionClaims = {
       sessionId: record.id,
@@ -75,28 +89,39 @@ export class SessionFlow {
   }
 
   /** The claims and record of a session token of this flow (400 other type, 401 altered, 410 expired). */
-  async open(token: string): Promise<{ claims: SessionClaims; record: SessionRecord }> {
+  async open(token: string): Promise<{ claims: SessionClaims; record: RecordOf<T> }> {
     const claims = await this.deps.tokens.open(token, { type: this.type });
-    const record = await this.deps.sessions.get(claims.sessionId);
+    const record = await this.deps.sessions.get(claims.sessionId, this.type);
     if (!record) throw new ServiceError(401, 'Invalid session token');
     return { claims, record };
   }
 
-  view(claims: SessionClaims, record: SessionRecord): Promise<SessionView> {
+  view(claims: SessionClaims, record: RecordOf<T>): Promise<SessionView> {
     return sessionView(this.deps.tokens, claims, record, this.deps.clock);
+  }
+
+  /** The view plus what every kind's status shows: network, transaction, failure reason. */
+  async statusBase(claims: SessionClaims, record: RecordOf<T>): Promise<StatusBase> {
+    return {
+      ...(await this.view(claims, record)),
+      network: record.network,
+      ...(record.txHash ? { txHash: record.txHash } : {}),
+      ...(record.stage === 'failed' && record.failureReason ? { error: record.failureReason } : {}),
+    };
   }
 
   /** The deep link and QR again, while the session still waits for the human (409 otherwise). */
   async qr(token: string): Promise<SessionQr> {
     const { claims, record } = await this.open(token);
-    if (record.stage !== 'qr-ready')
+    if (record.stage !== 'qr-ready') {
       throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
+    }
     const deepLink = await this.deepLink(record);
     const view = await this.view(claims, record);
     return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
   }
 
-  async deepLink(record: SessionRecord, gateway: NetworkGateway = this.deps.chains.get(record.network)): Promise<string> {
+  async deepLink(record: RecordOf<T>, gateway: NetworkGateway = this.deps.chains.get(record.network)): Promise<string> {
     const callbackToken = await this.deps.tokens.issue({ sessionId: record.id, type: this.type, scope: 'callback', expiresAt: record.expiresAt });
     const app = buildSelfApp({
       sessionId: record.id,
@@ -115,13 +140,13 @@ export class SessionFlow {
    * Records the identity app's report: success -> proof-received with its txHash, error -> failed with its
    * reason. Idempotent; a completed session stays completed. The caller then follows the chain.
    */
-  async recordCallback(callbackToken: string, report: CallbackReport): Promise<SessionRecord> {
+  async recordCallback(callbackToken: string, report: CallbackReport): Promise<RecordOf<T>> {
     const claims = await this.deps.tokens.open(callbackToken, { type: this.type, scope: 'callback' });
     if (report.status === 'success' && !report.txHash)
       throw badRequest('A success callback must carry the txHash of the verifySelfProof transaction');
     if (report.status === 'error' && !report.error) throw badRequest('An error callback must say what went wrong in "error"');
     const receivedAt = this.deps.clock();
-    return this.deps.sessions.update(claims.sessionId, (record) => {
+    return this.deps.sessions.update(claims.sessionId, this.type, (record) => {
       if (record.stage === 'completed') return record;
       const callback = {
         receivedAt,
@@ -131,34 +156,53 @@ export class SessionFlow {
       };
       if (report.status === 'error') return { ...record, callback, stage: 'failed', failureReason: report.error as string };
       const { failureReason: _dropped, ...rest } = record;
-      return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex };
+      return { ...rest, callback, stage: 'proof-received', txHash: report.txHash as Hex } as RecordOf<T>;
     });
   }
 
-  /** Moves a session waiting on `txHash` to failed when that transaction reverted. */
-  async failIfReverted(record: SessionRecord, reason: string): Promise<SessionRecord> {
-    if (record.stage !== 'proof-received' || !record.callback?.txHash) return record;
-    const gateway = this.deps.chains.get(record.network);
-    const receipt = await gateway.client.getTransactionReceipt({ hash: record.callback.txHash }).catch(() => undefined);
-    if (receipt?.status !== 'reverted') return record;
-    return this.deps.sessions.update(record.id, (current) =>
+  /** Moves the session to completed with `fields` (once: a completed session keeps what it completed with). */
+  complete(record: RecordOf<T>, fields: Partial<RecordOf<T>> = {}): Promise<RecordOf<T>> {
+    const completedAt = this.deps.clock();
+    return this.deps.sessions.update(record.id, this.type, (current) => {
+      if (current.stage === 'completed') return current;
+      const { failureReason: _dropped, ...rest } = current;
+      const txHash = current.callback?.txHash;
+      return { ...rest, ...(txHash ? { txHash } : {}), ...fields, stage: 'completed', completedAt } as RecordOf<T>;
+    });
+  }
+
+  /** Moves a session still waiting on the chain to failed with `reason`. */
+  fail(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
+    return this.deps.sessions.update(record.id, this.type, (current) =>
       current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current,
     );
+  }
+
+  /** Moves a session waiting on the reported transaction to failed when that transaction reverted. */
+  async failIfReverted(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
+    if (record.stage !== 'proof-received' || !record.callback?.txHash) return record;
+    const gateway = this.deps.chains.get(record.network);
+    const transaction = await readRegistryTransaction(gateway.client, { registry: gateway.contracts.registry, hash: record.callback.txHash });
+    return transaction?.status === 'reverted' ? this.fail(record, reason) : record;
   }
 }
 
 /**
- * What every kind of session does the same way once its flow is set up: hand out the QR again and take the
- * identity app's report, then look at the chain. Subclasses say how the chain shows their outcome.
+ * What every kind of session does the same way once its flow is set up: its status, the QR again, the identity
+ * app's report, then a look at the chain. Subclasses say how the chain shows their outcome.
  */
-export abstract class ChainSyncedSessions {
+export abstract class ChainSyncedSessions<T extends SessionType, Status extends StatusBase = StatusBase> {
   readonly #callbackListeners = new Set<() => void>();
 
-  protected constructor(protected readonly flow: SessionFlow) {}
+  protected constructor(protected readonly flow: SessionFlow<T>) {}
+
+  get type(): T {
+    return this.flow.type;
+  }
 
   /**
    * Calls `listener` after each identity-app report this flow records in this process, so whoever follows a
-   * session (an A2A task) reads it at once instead of at its next poll. Returns the unsubscribe.
+   * session reads it at once instead of at its next poll. Returns the unsubscribe.
    */
   onCallback(listener: () => void): () => void {
     this.#callbackListeners.add(listener);
@@ -166,7 +210,16 @@ export abstract class ChainSyncedSessions {
   }
 
   /** Moves a waiting session forward from what the chain says. */
-  protected abstract syncWithChain(record: SessionRecord): Promise<SessionRecord>;
+  protected abstract syncWithChain(record: RecordOf<T>): Promise<RecordOf<T>>;
+
+  /** The session's stage, moved forward from the chain, with a refreshed token. */
+  abstract status(token: string): Promise<Status>;
+
+  /** The network and stage of a session, read from its record without a look at the chain. */
+  async peek(token: string): Promise<{ network: NetworkName; stage: SessionStage }> {
+    const { record } = await this.flow.open(token);
+    return { network: record.network, stage: record.stage };
+  }
 
   /** The deep link and QR again, while the session still waits for the human. */
   qr(token: string): Promise<SessionQr> {
@@ -174,7 +227,7 @@ export abstract class ChainSyncedSessions {
   }
 
   /** The identity app's report. Idempotent; a completed session stays completed. */
-  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionRecord['stage'] }> {
+  async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionStage }> {
     const updated = await this.flow.recordCallback(callbackToken, report);
     const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
     for (const listener of this.#callbackListeners) listener();

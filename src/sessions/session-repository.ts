@@ -1,5 +1,7 @@
+// Session records on the store port, under session:<id>. Every read is checked against the record shape of its
+// kind (session-record.ts); readers ask for the kind they expect.
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
-import type { SessionRecord } from './session-record.js';
+import { parseSessionRecord, type RecordOf, type SessionRecord, type SessionType } from './session-record.js';
 
 export { newSessionId } from './session-record.js';
 
@@ -7,6 +9,12 @@ export { newSessionId } from './session-record.js';
 const RETENTION_AFTER_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
 const keyOf = (id: string): string => `session:${id}`;
+
+function ofKind<T extends SessionType>(record: SessionRecord, type: T): RecordOf<T> {
+  // a token names its session's kind, so a record of another kind is a bug, not bad input
+  if (record.type !== type) throw new Error(`Session ${record.id} is a ${record.type} session, not ${type}`);
+  return record as RecordOf<T>;
+}
 
 export class SessionRepository {
   readonly #store: KeyValueStore;
@@ -31,18 +39,24 @@ export class SessionRepository {
     );
   }
 
-  async get(id: string): Promise<SessionRecord | undefined> {
-    return this.#store.get<SessionRecord>(keyOf(id));
+  /** The record, checked against its kind's shape; with `type`, only a record of that kind. */
+  async get(id: string): Promise<SessionRecord | undefined>;
+  async get<T extends SessionType>(id: string, type: T): Promise<RecordOf<T> | undefined>;
+  async get(id: string, type?: SessionType): Promise<SessionRecord | undefined> {
+    const stored = await this.#store.get<unknown>(keyOf(id));
+    if (stored === undefined) return undefined;
+    const record = parseSessionRecord(stored);
+    return type ? ofKind(record, type) : record;
   }
 
   /** Atomic; keeps the record's expiry. A valid token always has a record, so a missing one is a bug. */
-  async update(id: string, fn: (record: SessionRecord) => SessionRecord): Promise<SessionRecord> {
-    const updated = await this.#store.update<SessionRecord>(keyOf(id), (current) => {
-      if (!current) throw new Error(`Session ${id} has no record`);
-      const next = fn(current);
+  async update<T extends SessionType>(id: string, type: T, fn: (record: RecordOf<T>) => RecordOf<T>): Promise<RecordOf<T>> {
+    const updated = await this.#store.update<unknown>(keyOf(id), (current) => {
+      if (current === undefined) throw new Error(`Session ${id} has no record`);
+      const next = fn(ofKind(parseSessionRecord(current), type));
       if (next.id !== id) throw new Error(`A session update must not change the id (${id} -> ${next.id})`);
       return next;
     });
-    return updated!;
+    return updated as RecordOf<T>;
   }
 }

@@ -5,9 +5,11 @@ import { hkdfSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
+import { SESSION_TYPES, type SessionType } from '../core/session-types.js';
 import type { Clock } from '../store/key-value-store.js';
 
-export type SessionType = 'register' | 'deregister' | 'identify' | 'refresh';
+export type { SessionType } from '../core/session-types.js';
+
 /** 'session' tokens go to the caller; 'callback' tokens go into the deep link for the identity app and carry no secrets and can only call the callback. */
 export type TokenScope = 'session' | 'callback';
 export interface SessionSecrets {
@@ -22,7 +24,6 @@ export interface SessionClaims {
   secrets?: SessionSecrets;
 }
 
-const SESSION_TYPES = ['register', 'deregister', 'identify', 'refresh'] as const satisfies readonly SessionType[];
 const MIN_SECRET_BYTES = 32;
 
 const privateKey = z.custom<`0x${string}`>((value) => typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value));

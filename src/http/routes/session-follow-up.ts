@@ -2,6 +2,7 @@
 // (every answer carries a token), the QR again while the session waits, and the identity app's callback.
 import type { RequestHandler, Router } from 'express';
 import type { z } from 'zod';
+import type { SessionType } from '../../core/session-types.js';
 import type { ChainSyncedSessions } from '../../services/session-flow.js';
 import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
 import { callbackAckSchema, callbackReportSchema, qrQuerySchema, registrationQrSchema } from '../schemas/registration.js';
@@ -50,7 +51,7 @@ export function followUpDocs(base: string, tags: string[]): RouteDoc[] {
 }
 
 /** Mounts no-store for everything under `base`, then `${base}/qr` and `${base}/callback`. */
-export function followUpRoutes(router: Router, base: string, service: Pick<ChainSyncedSessions, 'qr' | 'callback'>): void {
+export function followUpRoutes(router: Router, base: string, service: Pick<ChainSyncedSessions<SessionType>, 'qr' | 'callback'>): void {
   router.use(base, noStore);
   router.get(`${base}/qr`, async (req, res) => {
     const { format } = parseWith(qrQuerySchema, req.query, 'query');

@@ -1,0 +1,17 @@
+// The public paths that services and the A2A agent put into links (callback and scan URLs, the A2A endpoint of
+// cards, the card redirect). The HTTP route table serves exactly these paths, so a link never points nowhere.
+import type { SessionType } from './session-types.js';
+
+export const A2A_PATH = '/api/a2a';
+export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+
+/** Where each kind of session is opened and followed: POST base, GET base/status, base/qr, POST base/callback. */
+export const SESSION_BASE_PATHS: Readonly<Record<SessionType, string>> = {
+  register: '/api/agent/register',
+  deregister: '/api/agent/deregister',
+  identify: '/api/agent/identify',
+  refresh: '/api/agent/refresh',
+};
+
+/** The per-agent card of an agent on a chain. */
+export const agentCardPath = (chainId: number, agentId: bigint | number): string => `/api/cards/${chainId}/${agentId}`;
