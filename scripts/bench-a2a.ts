@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Part, Role, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { a2aExecutorOf, createApp } from '../src/http/app.js';
+import { createA2aAgent } from '../src/a2a/agent.js';
+import { createApp } from '../src/http/app.js';
 import { proofRequestFromDeepLink, prove } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
@@ -49,16 +50,9 @@ try {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const services = createServices({ chains, store, sessionSecret: secret, publicUrl: base, deepLinkScheme: 'selfapp', appName: 'bench' });
   await services.queries.start();
-  const app = createApp({
-    chains,
-    services,
-    store,
-    logger: createLogger('silent'),
-    version: 'bench',
-    secret,
-    publicUrl: base,
-    pushPolicy: { allowPrivateNetworks: true },
-  });
+  const logger = createLogger('silent');
+  const agent = createA2aAgent(services, { publicUrl: base, version: 'bench', store, secret, pushPolicy: { allowPrivateNetworks: true }, logger });
+  const app = createApp({ chains, services, logger, version: 'bench', publicUrl: base, a2a: agent });
   server.on('request', app);
   // each run comes from its own address, so the per-address session limit does not stop the benchmark
   let run = 0;
@@ -124,7 +118,7 @@ try {
     if (pushed === undefined) throw new Error(`the webhook never heard that task ${taskId} completed`);
     pushDelay.push(pushed - mined);
   }
-  a2aExecutorOf(app)?.stop();
+  services.watcher.stopAll();
   await services.queries.stop();
   server.close();
   console.log(

@@ -1,15 +1,17 @@
-// Composition root: configuration -> chains (embedded anvil or external RPC) -> gateway -> HTTP.
+// Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
+// the A2A agent side by side over the same services -> one HTTP server.
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { createA2aAgent } from './a2a/agent.js';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import type { DevChain } from './chain/devchain.js';
 import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
-import { a2aExecutorOf, a2aPushOf, createApp } from './http/app.js';
+import { createApp } from './http/app.js';
 import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
@@ -114,26 +116,24 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
     void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
-    const app = createApp({
-      chains,
-      services,
-      store,
-      logger,
-      version,
-      metrics,
+    const a2a = createA2aAgent(services, {
       publicUrl: url,
+      version,
+      store,
       secret: sessionSecret,
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
+      logger,
     });
+    const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a });
     server.on('request', app);
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        a2aExecutorOf(app)?.stop();
-        // push notifications under way get a moment to leave
-        await Promise.race([a2aPushOf(app)?.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+        // open sessions are no longer followed; push notifications under way get a moment to leave
+        services.watcher.stopAll();
+        await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();
         await store.close();

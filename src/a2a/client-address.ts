@@ -1,15 +1,15 @@
 // The A2A "user": the service has no accounts (interface), so a caller is named by its address. The full
-// address names the owner of the tasks it creates (ListTasks shows a caller only those); the rate-limit key
-// (a whole /56 for IPv6, as express-rate-limit counts) is what the session-creation budget is counted under,
-// shared with the REST routes.
+// address names the owner of the tasks it creates (ListTasks shows a caller only those); its rate-limit client
+// key (services/rate-limits.ts, a whole /56 for IPv6) is what the per-client limits count, shared with the REST
+// routes.
 import type { User } from '@a2a-js/sdk/server';
-import { ipKeyGenerator } from 'express-rate-limit';
+import { clientKeyOf } from '../services/rate-limits.js';
 
 export class ClientAddress implements User {
   readonly rateLimitKey: string;
 
   constructor(readonly userName: string) {
-    this.rateLimitKey = ipKeyGenerator(userName);
+    this.rateLimitKey = clientKeyOf(userName);
   }
 
   get isAuthenticated(): boolean {

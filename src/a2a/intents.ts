@@ -3,6 +3,8 @@
 // Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220.
 import type { Message } from '@a2a-js/sdk';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
+import { REGISTRATION_MODES } from '../core/registration-modes.js';
+import type { SessionOpening } from '../services/sessions.js';
 
 export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
 export type Intent = (typeof INTENTS)[number];
@@ -32,15 +34,17 @@ export interface IntentRequest {
   chainId: number;
   agentId?: bigint;
   sessionToken?: string;
-  /** Every field the caller sent (data part or JSON text), for intents that take more (register, deregister). */
+  /** register / deregister: the session to open, from the fields the caller sent. */
+  opening?: SessionOpening;
+  /** Every field the caller sent (data part or JSON text). */
   fields: Record<string, unknown>;
 }
 
 export type ParsedIntent = { ok: true; request: IntentRequest } | { ok: false; intent?: Intent; missing: string[]; message: string };
 
 /** The fields each intent cannot do without. */
-const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken')[]> = {
-  register: [],
+const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken' | 'mode')[]> = {
+  register: ['mode'],
   status: ['sessionToken'],
   lookup: ['agentId'],
   verify: ['agentId'],
@@ -145,12 +149,18 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
   const agentId = agentIdOf(fields['agentId'] ?? fields['agent_id'] ?? fields['id']);
   const tokenField = fields['sessionToken'] ?? fields['token'];
   const sessionToken = typeof tokenField === 'string' && tokenField.trim() !== '' ? tokenField.trim() : undefined;
-  const missing = REQUIRED[intent].filter((name) => (name === 'agentId' ? agentId === undefined : sessionToken === undefined));
+  const present = { agentId: agentId !== undefined, sessionToken: sessionToken !== undefined, mode: typeof fields['mode'] === 'string' };
+  const missing = REQUIRED[intent].filter((name) => !present[name]);
+  if (missing.includes('mode')) {
+    const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
+    return { ok: false, intent, missing, message };
+  }
   if (missing.length > 0) {
     const what = missing.map((name) => (name === 'agentId' ? 'agentId (a non-negative integer)' : 'sessionToken')).join(' and ');
     return { ok: false, intent, missing, message: `The ${intent} intent needs ${what}: ${EXAMPLES}` };
   }
   const network = networkOf(fields);
+  const opening = openingOf(intent, fields, network);
   return {
     ok: true,
     request: {
@@ -159,7 +169,34 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
       chainId: NETWORKS[network].chainId,
       ...(agentId !== undefined ? { agentId } : {}),
       ...(sessionToken !== undefined ? { sessionToken } : {}),
+      ...(opening ? { opening } : {}),
       fields,
     },
   };
+}
+
+/** The register or deregister request in the caller's fields, as POST /api/agent/{register,deregister} takes it. */
+function openingOf(intent: Intent, fields: Record<string, unknown>, network: NetworkName): SessionOpening | undefined {
+  const text = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined);
+  const optional = (key: string, value: string | undefined) => (value === undefined ? {} : { [key]: value });
+  const disclosures = fields['disclosures'] && typeof fields['disclosures'] === 'object' ? { disclosures: fields['disclosures'] as object } : {};
+  if (intent === 'register') {
+    return {
+      kind: 'register',
+      request: {
+        mode: text('mode') as string,
+        network,
+        ...optional('humanAddress', text('humanAddress') ?? text('address')),
+        ...optional('agentAddress', text('agentAddress')),
+        ...optional('agentSignature', text('agentSignature')),
+        ...optional('ed25519Pubkey', text('ed25519Pubkey')),
+        ...optional('ed25519Signature', text('ed25519Signature')),
+        ...disclosures,
+      },
+    };
+  }
+  if (intent === 'deregister') {
+    return { kind: 'deregister', request: { network, ...optional('agentAddress', text('agentAddress') ?? text('address')), ...disclosures } };
+  }
+  return undefined;
 }

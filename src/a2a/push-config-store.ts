@@ -7,14 +7,13 @@ import { randomUUID } from 'node:crypto';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
+import type { RateLimiter } from '../services/rate-limits.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
 import type { SealedValues } from '../store/sealed-values.js';
 import { rateLimitKeyOf } from './client-address.js';
 import { checkPushUrl, type PushTargetPolicy, PushTargetRefused, type Resolver } from './push-destination.js';
 
 export const MAX_CONFIGS_PER_TASK = 10;
-/** Config writes one client address may make per minute (each costs a DNS lookup and a sealed write). */
-export const MAX_CONFIG_WRITES_PER_MINUTE = 30;
 const MAX_SECRET_LENGTH = 4096;
 /** RFC 9110 token: an auth scheme such as Bearer or Basic. */
 const AUTH_SCHEME = /^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]{0,63}$/;
@@ -28,6 +27,8 @@ export interface PushConfigStoreOptions {
   store: KeyValueStore;
   sealed: SealedValues;
   policy: PushTargetPolicy;
+  /** Config writes per client address (the service's push-config limiter). */
+  writeLimit: RateLimiter;
   /** How long a task's configs are kept after their last change (the task store's retention). */
   ttlMs: number;
   resolve?: Resolver;
@@ -37,12 +38,8 @@ export class KeyValuePushConfigStore implements PushNotificationStore {
   constructor(private readonly options: PushConfigStoreOptions) {}
 
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
-    const { count } = await this.options.store.increment(`ratelimit:push-config:${rateLimitKeyOf(context.user)}`, 60_000);
-    if (count > MAX_CONFIG_WRITES_PER_MINUTE) {
-      throw new RequestMalformedError(
-        `Too many push notification configs from one address: at most ${MAX_CONFIG_WRITES_PER_MINUTE} per minute; try again later`,
-      );
-    }
+    const { count, resetAt } = await this.options.writeLimit.hit(rateLimitKeyOf(context.user));
+    if (count > this.options.writeLimit.rule.limit) throw new RequestMalformedError(this.options.writeLimit.refusal(resetAt).message);
     await this.#validate(config);
     // the id is the result of a create: assigned in place, as the SDK's interface asks
     if (!config.id) config.id = randomUUID();

@@ -1,6 +1,7 @@
 // Plays the human on a test network: builds the mock-document disclosure, has it attested, and submits it
 // through the registry's verifySelfProof exactly as Self's relayer does on Celo (never a direct hub call).
-import { type Address, BaseError, ContractFunctionRevertedError, type Hex, type LocalAccount } from 'viem';
+import { type Address, BaseError, ContractFunctionRevertedError, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { sendAndWait, TransactionRevertedError } from '../chain/actions/send-transaction.js';
 import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../chain/clients.js';
 import { attestDisclosure, proofPayload, userContextData } from './attestation.js';
@@ -113,12 +114,14 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
     const info = decodeRevert(error);
     return { status: 'reverted', reason: describeRevert(info), error: info };
   }
-  const txHash = await wallet.writeContract({ ...call, chain: wallet.chain });
-  const receipt = await client.waitForTransactionReceipt({ hash: txHash });
-  if (receipt.status !== 'success') {
+  let receipt: TransactionReceipt;
+  try {
+    receipt = await sendAndWait(client, wallet, { address: call.address, abi: call.abi, functionName: call.functionName, args: call.args });
+  } catch (error) {
+    if (!(error instanceof TransactionRevertedError)) throw error;
     // Simulated fine but reverted when mined (the state moved in between): replay to name the error.
     const info = await client.simulateContract(call).then((): RevertInfo => ({ name: 'transaction reverted', args: [] }), decodeRevert);
-    return { status: 'reverted', reason: describeRevert(info), error: info, txHash };
+    return { status: 'reverted', reason: describeRevert(info), error: info, txHash: error.hash };
   }
-  return { status: 'submitted', txHash, blockNumber: receipt.blockNumber, nullifier: output.nullifier, attestationId };
+  return { status: 'submitted', txHash: receipt.transactionHash, blockNumber: receipt.blockNumber, nullifier: output.nullifier, attestationId };
 }

@@ -17,7 +17,7 @@ export interface LimitRule {
 /** Session creations per client address and minute: register, deregister, identify, refresh and challenges. */
 export const SESSION_CREATION: LimitRule = { name: 'session-creation', what: 'session creations', limit: 10, windowMs: 60_000 };
 /** A2A push notification config writes per client address and minute. */
-export const PUSH_CONFIG_WRITES: LimitRule = { name: 'push-config', what: 'push notification config writes', limit: 30, windowMs: 60_000 };
+export const PUSH_CONFIG_WRITES: LimitRule = { name: 'push-config', what: 'push notification configs', limit: 30, windowMs: 60_000 };
 
 /**
  * The client a limit counts: its IP address, IPv6 addresses by their /56 (what one subscriber usually holds),

@@ -10,8 +10,9 @@ import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONFIG_WRITES_PER_MINUTE, MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
-import { a2aExecutorOf, a2aPushOf } from '../../src/http/app.js';
+import { MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
+import type { Services } from '../../src/services/index.js';
+import { PUSH_CONFIG_WRITES } from '../../src/services/rate-limits.js';
 import { dataPart, openRegisterTask, REGISTER_TESTNET, rpc, userMessage } from '../support/a2a.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
@@ -67,7 +68,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
   let server: Server;
   let client: Client;
   const receiver = new Receiver();
-  const apps: Express[] = [];
+  const apps: TestApp[] = [];
 
   beforeAll(async () => {
     networks = await deployTestNetworks();
@@ -75,15 +76,15 @@ describe('A2A push notifications to a webhook on this machine', () => {
     server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = testApp(networks.chains, { publicUrl: base, pushPolicy: { allowPrivateNetworks: true }, a2a: { pushRetryDelaysMs: [50, 50] } });
-    apps.push(t.app);
+    t = testApp(networks.chains, { publicUrl: base, pushPolicy: { allowPrivateNetworks: true }, push: { pushRetryDelaysMs: [50, 50] } });
+    apps.push(t);
     server.on('request', t.app);
     client = await new ClientFactory().createFromUrl(base);
   });
 
   afterAll(async () => {
-    for (const app of apps) a2aExecutorOf(app)?.stop();
-    await Promise.all(apps.map((app) => a2aPushOf(app)?.idle()));
+    for (const one of apps) one.services.watcher.stopAll();
+    await Promise.all(apps.map((one) => one.a2a.idle()));
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await receiver.stop();
@@ -219,7 +220,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
   it('configs survive a restart sealed at rest, and the resumed task notifies the webhook when it completes', async () => {
     const path = '/restart-hook';
     const before = testApp(networks.chains, { publicUrl: 'http://127.0.0.1:1', pushPolicy: { allowPrivateNetworks: true } });
-    apps.push(before.app);
+    apps.push(before);
     const {
       taskId,
       artifact: { deepLink },
@@ -232,7 +233,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
     expect(atRest).toBeDefined();
     expect(atRest).not.toContain('restart-secret');
     expect(atRest).not.toContain(path);
-    a2aExecutorOf(before.app)!.stop(); // the old process is gone
+    before.services.watcher.stopAll(); // the old process is gone
 
     const after = testApp(networks.chains, {
       publicUrl: 'http://127.0.0.1:1',
@@ -240,7 +241,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
       sessionSecret: before.sessionSecret,
       pushPolicy: { allowPrivateNetworks: true },
     });
-    apps.push(after.app);
+    apps.push(after);
     const list = await rpc(after.app, 'tasks/pushNotificationConfig/list', { id: taskId });
     expect(list.body.result[0].pushNotificationConfig).toMatchObject({ url: `${receiver.url}${path}?key=in-query` });
     await approveDeepLink(after.app, networks, String(deepLink), { callback: false });
@@ -255,12 +256,13 @@ describe('A2A push notifications to a webhook on this machine', () => {
 describe('A2A push notifications under the default policy', () => {
   let networks: TestNetworks;
   let app: Express;
+  let services: Services;
 
   beforeAll(async () => {
     networks = await deployTestNetworks();
-    app = testApp(networks.chains).app;
+    ({ app, services } = testApp(networks.chains));
   });
-  afterAll(() => a2aExecutorOf(app)?.stop());
+  afterAll(() => services.watcher.stopAll());
 
   it.each([
     ['http://hooks.example.com/a2a', /must use https, not http/],
@@ -290,13 +292,13 @@ describe('A2A push notifications under the default policy', () => {
   });
 
   it('refuses a private URL given inline with message/send before any task starts', async () => {
-    const open = a2aExecutorOf(app)!.openTasks;
+    const open = services.watcher.size;
     const res = await rpc(app, 'message/send', {
       message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] },
       configuration: { blocking: false, pushNotificationConfig: { url: 'https://10.0.0.8/hook' } },
     });
     expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/10\.0\.0\.8 is not a public address/) });
-    expect(a2aExecutorOf(app)!.openTasks).toBe(open);
+    expect(services.watcher.size).toBe(open);
   });
 
   it('refuses a webhook given with a message that is answered at once (nothing would ever be sent to it)', async () => {
@@ -307,11 +309,11 @@ describe('A2A push notifications under the default policy', () => {
     expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringContaining('help is answered at once') });
   });
 
-  it(`limits config writes to ${MAX_CONFIG_WRITES_PER_MINUTE} a minute per address`, async () => {
+  it(`limits config writes to ${PUSH_CONFIG_WRITES.limit} a minute per address`, async () => {
     const from = (method: string, params: object) => rpc(app, method, params, '203.0.113.77');
     const { taskId } = await openRegisterTask(app, '203.0.113.77');
     const set = () => from('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'same', url: 'https://93.184.215.14/hook' } });
-    for (let i = 0; i < MAX_CONFIG_WRITES_PER_MINUTE; i++) expect((await set()).body.error).toBeUndefined();
+    for (let i = 0; i < PUSH_CONFIG_WRITES.limit; i++) expect((await set()).body.error).toBeUndefined();
     expect((await set()).body.error).toMatchObject({ code: -32602, message: expect.stringContaining('Too many push notification configs') });
     await from('tasks/cancel', { id: taskId });
   });

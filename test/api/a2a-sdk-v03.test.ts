@@ -10,7 +10,6 @@ import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResol
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aExecutorOf } from '../../src/http/app.js';
 import { DEFAULT_REJECT_REASON, reject } from '../../src/identity-app/app.js';
 import type { Services } from '../../src/services/index.js';
 import { dataOf, dataPart, userMessage } from '../support/a2a.js';
@@ -109,7 +108,7 @@ async function startService(networks: TestNetworks): Promise<Service> {
   const v03Wire = recordingFetch();
   const v03 = await v03Factory(v03Wire.fetchImpl).createFromAgentCard(await v03OnlyCard(app));
   const close = async () => {
-    a2aExecutorOf(app)?.stop();
+    services.watcher.stopAll();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
@@ -475,14 +474,14 @@ describe('A2A through the SDK client on the v0.3 wire', () => {
     });
 
     it('tasks/cancel cancels an open register task; it stays canceled when the human approves later', async () => {
-      const executor = a2aExecutorOf(s.app)!;
+      const watcher = s.services.watcher;
       s.v03Wire.take();
       const task = await openTask(s.v03, { intent: 'register', mode: 'wallet-free', network: 'testnet' });
-      expect(executor.openTasks).toBe(1);
+      expect(watcher.size).toBe(1);
       const canceled = await s.v03.cancelTask({ tenant: '', id: task.id, metadata: undefined });
       expect(canceled.id).toBe(task.id);
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-      expect(executor.openTasks, 'the canceled task is no longer followed').toBe(0);
+      expect(watcher.size, 'the canceled task is no longer followed').toBe(0);
 
       // The session itself lives on (REST could still finish it). The human approves; syncing the registry logs
       // wakes every task that follows the network, which a task still followed would answer by completing.

@@ -9,8 +9,8 @@ import { Ajv } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2aExecutorOf } from '../../src/http/app.js';
-import { SESSION_CREATION_LIMIT } from '../../src/http/session-limit.js';
+import type { Services } from '../../src/services/index.js';
+import { SESSION_CREATION } from '../../src/services/rate-limits.js';
 import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type TestApp, testApp } from '../support/app.js';
@@ -49,7 +49,7 @@ describe('A2A endpoint', () => {
   });
 
   afterAll(async () => {
-    a2aExecutorOf(app)?.stop();
+    t.services.watcher.stopAll();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
@@ -238,12 +238,12 @@ describe('A2A endpoint', () => {
     expect(status).toMatchObject({ stage: 'completed', agentId: last?.data['agentId'], network: 'testnet' });
 
     // tasks/get after a restart: a new app over the same store (v0.3, no version header)
-    const restarted = testApp(networks.chains, { publicUrl: base, store: t.store, sessionSecret: t.sessionSecret }).app;
-    const res = await request(restarted)
+    const restarted = testApp(networks.chains, { publicUrl: base, store: t.store, sessionSecret: t.sessionSecret });
+    const res = await request(restarted.app)
       .post('/api/a2a')
       .send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { id: task!.id } });
     expect(res.body).toMatchObject({ id: 3, result: { kind: 'task', id: task!.id, status: { state: 'completed' } } });
-    a2aExecutorOf(restarted)?.stop();
+    restarted.services.watcher.stopAll();
   });
 
   it('deregister: a task that completes by itself when the human proves again', async () => {
@@ -488,20 +488,20 @@ describe('A2A endpoint', () => {
   it('an open register task completes after a restart of the service (task store on the store port)', async () => {
     const before = testApp(networks.chains, { publicUrl: base });
     const { taskId, artifact } = await openRegisterTask(before.app);
-    a2aExecutorOf(before.app)!.stop(); // the old process is gone
-    const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret }).app;
+    before.services.watcher.stopAll(); // the old process is gone
+    const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret });
     try {
-      await approveDeepLink(after, networks, String(artifact['deepLink']));
-      expect(await waitForTaskState(after, taskId, 'completed')).toBe('completed');
+      await approveDeepLink(after.app, networks, String(artifact['deepLink']));
+      expect(await waitForTaskState(after.app, taskId, 'completed')).toBe('completed');
     } finally {
-      a2aExecutorOf(after)?.stop();
+      after.services.watcher.stopAll();
     }
   });
 
   it('a resumed task canceled after a restart stays canceled when the human finishes anyway', async () => {
     const before = testApp(networks.chains, { publicUrl: base });
     const { taskId, artifact } = await openRegisterTask(before.app);
-    a2aExecutorOf(before.app)!.stop();
+    before.services.watcher.stopAll();
     const after = testApp(networks.chains, { publicUrl: base, store: before.store, sessionSecret: before.sessionSecret });
     try {
       const cancel = await rpc(after.app, 'tasks/cancel', { id: taskId });
@@ -520,10 +520,10 @@ describe('A2A endpoint', () => {
       expect(stage).toBe('completed');
       // ... and the resumed loop, which woke on the registry's logs, left the canceled task alone
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(a2aExecutorOf(after.app)!.openTasks).toBe(0);
+      expect(after.services.watcher.size).toBe(0);
       expect((await rpc(after.app, 'tasks/get', { id: taskId })).body.result.status.state).toBe('canceled');
     } finally {
-      a2aExecutorOf(after.app)?.stop();
+      after.services.watcher.stopAll();
     }
   });
 });
@@ -531,14 +531,15 @@ describe('A2A endpoint', () => {
 describe('A2A session creations count against the per-address limit', () => {
   let networks: TestNetworks;
   let app: Express;
+  let services: Services;
   beforeAll(async () => {
     networks = await deployTestNetworks();
-    app = testApp(networks.chains).app;
+    ({ app, services } = testApp(networks.chains));
   });
-  afterAll(() => a2aExecutorOf(app)?.stop());
+  afterAll(() => services.watcher.stopAll());
 
   it('answers the 11th register from one address within a minute with a 429 error part', async () => {
-    for (let i = 1; i <= SESSION_CREATION_LIMIT; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.kind).toBe('task');
+    for (let i = 1; i <= SESSION_CREATION.limit; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.kind).toBe('task');
     const refused = await sendRegister(app, '203.0.113.7');
     expect(refused.status).toBe(200);
     expect(legacyDataOf(refused.body.result)).toMatchObject({
@@ -551,16 +552,20 @@ describe('A2A session creations count against the per-address limit', () => {
 
 describe('A2A open session tasks are capped', () => {
   let networks: TestNetworks;
+  let capped: TestApp;
+  let racingApp: TestApp;
   let app: Express;
   let racing: Express;
   beforeAll(async () => {
     networks = await deployTestNetworks();
-    app = testApp(networks.chains, { a2a: { maxOpenTasks: 2 } }).app;
-    racing = testApp(networks.chains, { a2a: { maxOpenTasks: 1 } }).app;
+    capped = testApp(networks.chains, { sessionWatch: { maxWatches: 2 } });
+    racingApp = testApp(networks.chains, { sessionWatch: { maxWatches: 1 } });
+    app = capped.app;
+    racing = racingApp.app;
   });
   afterAll(() => {
-    a2aExecutorOf(app)?.stop();
-    a2aExecutorOf(racing)?.stop();
+    capped.services.watcher.stopAll();
+    racingApp.services.watcher.stopAll();
   });
 
   it('refuses a register beyond the cap with a 503 error part, and accepts again once a task ends', async () => {
@@ -576,6 +581,6 @@ describe('A2A open session tasks are capped', () => {
     const answers = await Promise.all([1, 2, 3, 4].map((i) => sendRegister(racing, `198.51.100.${i}`)));
     expect(answers.filter((res) => res.body.result.kind === 'task')).toHaveLength(1);
     for (const res of answers.filter((r) => r.body.result.kind === 'message')) expect(legacyDataOf(res.body.result)).toMatchObject({ status: 503 });
-    expect(a2aExecutorOf(racing)!.openTasks).toBe(1);
+    expect(racingApp.services.watcher.size).toBe(1);
   });
 });

@@ -1,18 +1,20 @@
-// The service's express app over test chains, built the way the composition root builds it, with an
-// in-memory store and (optionally) a controlled clock.
+// The service's express app over test chains, built the way the composition root builds it (services, then the
+// REST app and the A2A agent side by side), with an in-memory store and (optionally) a controlled clock.
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
+import { type A2aAgent, type A2aAgentOptions, createA2aAgent } from '../../src/a2a/agent.js';
 import type { ChainGateway } from '../../src/chain/gateway.js';
-import { type AppDeps, createApp } from '../../src/http/app.js';
+import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
-import { createServices, type Services } from '../../src/services/index.js';
+import { createServices, type ServiceOptions, type Services } from '../../src/services/index.js';
 import type { Clock, KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 
 export interface TestApp {
   app: Express;
   services: Services;
+  a2a: A2aAgent;
   store: KeyValueStore;
   sessionSecret: Uint8Array;
   metrics: Metrics;
@@ -26,8 +28,11 @@ export interface TestAppOptions {
   version?: string;
   /** Default: a registry of this app's own. */
   metrics?: Metrics;
-  pushPolicy?: AppDeps['pushPolicy'];
-  a2a?: AppDeps['a2a'];
+  pushPolicy?: A2aAgentOptions['pushPolicy'];
+  /** Session watching (A2A tasks): status read interval and most sessions at once. */
+  sessionWatch?: ServiceOptions['sessionWatch'];
+  /** A2A push notifications: how hosts resolve, waits between attempts. */
+  push?: Pick<A2aAgentOptions, 'pushResolver' | 'pushRetryDelaysMs'>;
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -35,6 +40,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
   const sessionSecret = options.sessionSecret ?? randomBytes(32);
   const metrics = options.metrics ?? new Metrics();
   const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
+  const version = options.version ?? '0.0.0-test';
+  const logger = createLogger('silent');
   const services = createServices({
     chains,
     store,
@@ -44,19 +51,17 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     deepLinkScheme: 'selfapp',
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
   });
-  const app = createApp({
-    chains,
-    services,
-    store,
-    logger: createLogger('silent'),
-    version: options.version ?? '0.0.0-test',
-    ...(options.clock ? { clock: options.clock } : {}),
-    metrics,
+  const a2a = createA2aAgent(services, {
     publicUrl,
+    version,
+    store,
     secret: sessionSecret,
-    ...(options.pushPolicy ? { pushPolicy: options.pushPolicy } : {}),
-    ...(options.a2a ? { a2a: options.a2a } : {}),
+    pushPolicy: options.pushPolicy ?? { allowPrivateNetworks: false },
+    logger,
+    ...options.push,
   });
-  return { app, services, store, sessionSecret, metrics };
+  const app = createApp({ chains, services, logger, version, metrics, publicUrl, a2a });
+  return { app, services, a2a, store, sessionSecret, metrics };
 }

@@ -35,7 +35,13 @@ describe('parseIntent', () => {
     expect(ok([text('Is agent 42 backed by a human?')])).toMatchObject({ intent: 'verify', agentId: 42n });
     expect(ok([text('Is the proof of agent 7 still fresh?')])).toMatchObject({ intent: 'freshness', agentId: 7n });
     expect(ok([text('help')]).intent).toBe('help');
-    expect(ok([text('Register a new agent on testnet')])).toMatchObject({ intent: 'register', network: 'testnet' });
+    // register needs a mode: the parser says so (the executor answers with this message)
+    expect(parseIntent([text('Register a new agent on testnet')])).toMatchObject({ ok: false, intent: 'register', missing: ['mode'] });
+    expect(ok([text('Register a new linked agent on testnet'), data({ mode: 'linked' })])).toMatchObject({
+      intent: 'register',
+      network: 'testnet',
+      opening: { kind: 'register', request: { mode: 'linked', network: 'testnet' } },
+    });
     expect(ok([text('deregister agent 4')])).toMatchObject({ intent: 'deregister', agentId: 4n });
   });
 

@@ -1,0 +1,96 @@
+// The A2A agent: the SDK's request handler over our executor, task store and push notifications, and its two
+// HTTP handlers (the agent card, JSON-RPC for A2A v1.0 and, through the SDK's compatibility layer, v0.3 for
+// requests without an A2A-Version header). The composition root hands the handlers to the HTTP app, which mounts
+// them at the paths of core/endpoints.ts; the SDK handlers parse their own bodies. Tasks and push configs live
+// on the store port (task-store.ts, push-config-store.ts), so tasks/get and webhooks keep working after a restart.
+import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import type { Request, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { Services } from '../services/index.js';
+import { SessionTokens } from '../sessions/session-token.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
+import { SealedValues } from '../store/sealed-values.js';
+import { serviceAgentCard } from './agent-card.js';
+import { ClientAddress } from './client-address.js';
+import { RegistryAgentExecutor } from './executor.js';
+import { KeyValuePushConfigStore } from './push-config-store.js';
+import type { PushTargetPolicy, Resolver } from './push-destination.js';
+import { WebhookPushSender } from './push-sender.js';
+import { RegistryRequestHandler } from './request-handler.js';
+import { resumeOpenTasks } from './task-resume.js';
+import { KeyValueTaskStore } from './task-store.js';
+
+export interface A2aAgentOptions {
+  publicUrl: string;
+  version: string;
+  /** Where tasks and push configs are kept. */
+  store: KeyValueStore;
+  /** The service secret: seals push notification credentials at rest. */
+  secret: Uint8Array;
+  /** Which webhook destinations push notifications may reach. */
+  pushPolicy: PushTargetPolicy;
+  logger: Logger;
+  /** Tests: how push hosts resolve, and the waits between delivery attempts. */
+  pushResolver?: Resolver;
+  pushRetryDelaysMs?: readonly number[];
+}
+
+export interface A2aAgent {
+  /** GET: the service's agent card (v0.3-shaped, or v1.0 with A2A-Version: 1.0). */
+  card: RequestHandler;
+  /** POST: JSON-RPC 2.0. */
+  rpc: RequestHandler;
+  /** Push notifications under way have left (shutdown waits for this, briefly). */
+  idle(): Promise<void>;
+}
+
+export function createA2aAgent(services: Services, options: A2aAgentOptions): A2aAgent {
+  const card = serviceAgentCard({ publicUrl: options.publicUrl, version: options.version });
+  const pushConfigs = new KeyValuePushConfigStore({
+    store: options.store,
+    sealed: new SealedValues(options.secret, 'a2a-push-config'),
+    policy: options.pushPolicy,
+    writeLimit: services.limits.pushConfigWrites,
+    // a task has updates only while its session is open: its webhooks are kept twice that long, so the
+    // configs of requests that never became a task (refused, or answered at once) do not linger
+    ttlMs: 2 * SessionTokens.LIFETIME_MS,
+    ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
+  });
+  const push = new WebhookPushSender({
+    configs: pushConfigs,
+    policy: options.pushPolicy,
+    logger: options.logger,
+    userAgent: `agent-identity-registry/${options.version}`,
+    ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
+    ...(options.pushRetryDelaysMs ? { retryDelaysMs: options.pushRetryDelaysMs } : {}),
+  });
+  const executor = new RegistryAgentExecutor(services);
+  const taskStore = new KeyValueTaskStore(options.store);
+  // tasks left open by a previous process follow their sessions again (and notify their webhooks)
+  void resumeOpenTasks(taskStore, services.watcher, push).catch((err: unknown) =>
+    options.logger.error({ err }, 'open A2A tasks could not be resumed'),
+  );
+  const requestHandler = new RegistryRequestHandler(card, taskStore, executor, new DefaultExecutionEventBusManager(), pushConfigs, push);
+  const legacyCompat = { enabled: true };
+  // No authentication exists (interface); the "user" is the client's address, which the per-client limits count.
+  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');
+  return {
+    card: atRoot(agentCardHandler({ agentCardProvider: requestHandler, legacyCompat })),
+    rpc: atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
+    idle: () => push.idle(),
+  };
+}
+
+/** Runs one of the SDK's routers (which serve their own "/") as the handler of a route at another path. */
+function atRoot(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const url = req.url;
+    const query = url.indexOf('?');
+    req.url = query < 0 ? '/' : `/${url.slice(query)}`;
+    void handler(req, res, (error?: unknown) => {
+      req.url = url;
+      next(error);
+    });
+  };
+}
