@@ -175,7 +175,7 @@ try {
     const services = createServices({ chains, store, sessionSecret: secret, publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
     queryServices.push(services.queries);
     if (cached) await services.queries.start();
-    const app = createApp({ chains, services, store, logger, version: 'bench', metrics, publicUrl, secret });
+    const app = createApp({ chains, services, logger, version: 'bench', metrics, publicUrl });
     // The same trivial route behind the app's whole middleware stack (logging, security headers, CORS,
     // metrics, body parser, routers): what the stack costs, apart from the query itself.
     app.get('/ref', (_req, res) => {

@@ -38,7 +38,7 @@ try {
     deepLinkScheme: 'selfapp',
     appName: 'bench',
   });
-  const app = createApp({ chains, services, store, logger: createLogger('silent'), version: 'bench', secret });
+  const app = createApp({ chains, services, logger: createLogger('silent'), version: 'bench' });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

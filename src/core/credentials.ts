@@ -30,6 +30,9 @@ export interface PublicCredentials {
   ofac: [boolean, boolean, boolean];
 }
 
+/** Credentials as the public queries show them: nationality, olderThan and ofac always present. */
+export type InterfaceCredentials = PublicCredentials & { nationality: string };
+
 // Undisclosed fields come out of the circuit as empty or NUL-filled strings.
 const disclosed = (value: string): string | undefined => {
   const trimmed = value.replace(/\0/g, '').trim();

@@ -6,9 +6,9 @@
 
 import type { Address } from 'viem';
 import { z } from 'zod';
+import type { InterfaceCredentials } from '../core/credentials.js';
 import type { NetworkName } from '../core/networks.js';
 import type { StrengthLabel } from '../core/proof-type.js';
-import type { InterfaceCredentials } from './agent-queries.js';
 
 export const A2A_PROTOCOL_VERSION = '0.3.0';
 

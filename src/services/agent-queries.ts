@@ -17,7 +17,7 @@ import { AgentLens, type AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
-import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
+import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName, resolveNetwork } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -28,9 +28,6 @@ import type { Clock } from '../store/key-value-store.js';
 import { AgentCache } from './agent-cache.js';
 import { type AgentCard, buildAgentCard } from './agent-card.js';
 import { HumanAgentIndex } from './human-agent-index.js';
-
-/** Credentials as the interface shows them: nationality, olderThan and ofac always present. */
-export type InterfaceCredentials = PublicCredentials & { nationality: string };
 
 export interface AgentInfo {
   agentId: number;

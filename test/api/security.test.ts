@@ -4,9 +4,13 @@ import express from 'express';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
+import { routeTable } from '../../src/http/app.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
-import { CACHE_POLICIES, cacheFor, cachePolicyFor } from '../../src/http/middleware/security.js';
+import { cacheFor } from '../../src/http/middleware/security.js';
+import { CACHE_POLICIES } from '../../src/http/route.js';
+import { RoutePolicies } from '../../src/http/route-policies.js';
 import { createLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem } from '../support/chain.js';
 
@@ -39,10 +43,16 @@ const SESSION_PATHS = [
 
 describe('security headers, CORS and caching', () => {
   let app: express.Express;
+  /** The cache and CORS policies, from the same route table the app is built from. */
+  let policies: RoutePolicies;
+  const cachePolicyFor = (method: string, path: string) => policies.cacheFor(method, path);
 
   beforeAll(async () => {
     const system = await deployTestSystem('testnet');
-    ({ app } = testApp(new ChainGateway({ mainnet: system.gateway, testnet: system.gateway })));
+    const chains = new ChainGateway({ mainnet: system.gateway, testnet: system.gateway });
+    const t = testApp(chains);
+    app = t.app;
+    policies = new RoutePolicies(routeTable({ chains, services: t.services, logger: createLogger('silent'), version: '0' }, new Metrics()));
   });
 
   describe('CORS', () => {

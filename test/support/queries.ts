@@ -88,12 +88,10 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
   const app = createApp({
     chains,
     services,
-    store,
     logger: createLogger('silent'),
     version: '0.0.0-test',
     metrics,
     publicUrl,
-    secret: sessionSecret,
   });
   if (options.start !== false) await services.queries.start();
   return {

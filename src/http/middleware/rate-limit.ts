@@ -1,72 +1,52 @@
-// Rate limits with express-rate-limit, counting in our key-value store so that limits hold across
-// restarts and, with a shared store, across instances.
-import type { RequestHandler } from 'express';
-import { type ClientRateLimitInfo, ipKeyGenerator, type Options, rateLimit, type Store } from 'express-rate-limit';
-import type { Clock, KeyValueStore, WindowCounter } from '../../store/key-value-store.js';
+// The service layer's per-client limits on REST routes, through express-rate-limit (its standard RateLimit
+// headers and Retry-After): its Store delegates to the limiter, so REST and A2A count under the same key.
+import type { Request, RequestHandler } from 'express';
+import { type ClientRateLimitInfo, type RateLimitInfo, rateLimit, type Store } from 'express-rate-limit';
+import { clientKeyOf, type RateLimiter } from '../../services/rate-limits.js';
 
-/** express-rate-limit's Store over the key-value port's fixed-window counters. */
-export class KeyValueRateLimitStore implements Store {
-  private windowMs = 60_000;
+/** express-rate-limit's Store over a service limiter. */
+class LimiterStore implements Store {
   readonly localKeys = false;
 
-  constructor(
-    private readonly kv: KeyValueStore,
-    readonly prefix: string,
-    private readonly clock: Clock = Date.now,
-  ) {}
+  constructor(private readonly limiter: RateLimiter) {}
 
-  init(options: Options): void {
-    this.windowMs = options.windowMs;
-  }
-
-  private key(key: string): string {
-    return `ratelimit:${this.prefix}:${key}`;
+  get prefix(): string {
+    return this.limiter.rule.name;
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const window = await this.kv.get<WindowCounter>(this.key(key));
-    if (!window || window.resetAt <= this.clock()) return undefined;
-    return { totalHits: window.count, resetTime: new Date(window.resetAt) };
+    const window = await this.limiter.current(key);
+    return window && { totalHits: window.count, resetTime: new Date(window.resetAt) };
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
-    const { count, resetAt } = await this.kv.increment(this.key(key), this.windowMs);
+    const { count, resetAt } = await this.limiter.hit(key);
     return { totalHits: count, resetTime: new Date(resetAt) };
   }
 
-  async decrement(key: string): Promise<void> {
-    await this.kv.update<WindowCounter>(this.key(key), (current) => current && { ...current, count: Math.max(0, current.count - 1) });
+  decrement(key: string): Promise<void> {
+    return this.limiter.undo(key);
   }
 
-  async resetKey(key: string): Promise<void> {
-    await this.kv.delete(this.key(key));
+  resetKey(key: string): Promise<void> {
+    return this.limiter.reset(key);
   }
 }
 
-export interface LimitOptions {
-  store: KeyValueStore;
-  /** Names the counter and the error message. */
-  name: string;
-  what: string;
-  limit: number;
-  windowMs: number;
-  clock?: Clock;
-}
-
-/** `limit` requests per `windowMs` per client IP; beyond that 429 with Retry-After and an error body. */
-export function perIpLimit(options: LimitOptions): RequestHandler {
-  const seconds = Math.round(options.windowMs / 1000);
+/** `limiter`'s rule per client address; beyond it 429 with Retry-After and the limiter's error body. */
+export function perClientLimit(limiter: RateLimiter): RequestHandler {
+  const { limit, windowMs } = limiter.rule;
   return rateLimit({
-    windowMs: options.windowMs,
-    limit: options.limit,
+    windowMs,
+    limit,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    store: new KeyValueRateLimitStore(options.store, options.name, options.clock),
-    keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
-    handler: (_req, res, _next, limiter) => {
-      res.status(limiter.statusCode).json({
-        error: `Too many ${options.what}: at most ${options.limit} per ${seconds} s from one address; retry after the time in Retry-After`,
-      });
+    store: new LimiterStore(limiter),
+    keyGenerator: (req) => clientKeyOf(req.ip),
+    handler: (req, res, _next, options) => {
+      // the counted window of this request (express-rate-limit puts it on the request)
+      const resetAt = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit?.resetTime?.getTime() ?? Date.now() + windowMs;
+      res.status(options.statusCode).json({ error: limiter.refusal(resetAt).message });
     },
   });
 }

@@ -1,5 +1,6 @@
 // Response headers that every route shares, set once here: security headers (helmet), CORS, and the
-// Cache-Control policy.
+// Cache-Control policy. Which CORS group and cache policy a path has comes from the route table
+// (route-policies.ts); what the groups and policies mean is written here.
 //
 // CORS. Every endpoint a browser app may call answers any origin (`Access-Control-Allow-Origin: *`):
 // the public reads, discovery, the OpenAPI document, and the session endpoints. `*` is safe because the
@@ -9,8 +10,8 @@
 // not do with curl. Not covered: /api/aa/* (origin-restricted by its own allow-list) and /api/demo/*
 // (server-to-server, signed headers), /metrics and /docs.
 //
-// Cache-Control, by path, in one table (CACHE_RULES) for GET and HEAD; everything else is `no-store`, and
-// so is every answer with a status of 400 or more, whatever its path:
+// Cache-Control, per route of the table for GET and HEAD; everything else is `no-store`, and so is every
+// answer with a status of 400 or more, whatever its path:
 //   discovery   public, max-age=3600   /.well-known/* documents and the A2A card redirect, /openapi.json:
 //                                      they change only with a deploy
 //   agent       public, max-age=1      agent reads (info, agents, agents-by-nullifier, verify, cards,
@@ -24,16 +25,8 @@
 // A route may still set its own with res.set('Cache-Control', ...) or cacheFor(policy).
 import type { RequestHandler, Response } from 'express';
 import helmet from 'helmet';
-
-export const CACHE_POLICIES = {
-  discovery: 'public, max-age=3600',
-  agent: 'public, max-age=1',
-  static: 'public, max-age=86400',
-  revalidate: 'no-cache',
-  none: 'no-store',
-} as const;
-
-export type CachePolicy = keyof typeof CACHE_POLICIES;
+import { CACHE_POLICIES, type CachePolicy } from '../route.js';
+import type { RoutePolicies } from '../route-policies.js';
 
 /** Sets `policy` now and turns it into `no-store` if the answer turns out to be an error (status >= 400). */
 function applyCachePolicy(res: Response, policy: CachePolicy): void {
@@ -47,77 +40,20 @@ function applyCachePolicy(res: Response, policy: CachePolicy): void {
   } as Response['writeHead'];
 }
 
-/** Path prefixes (a trailing slash: anything below; none: that path exactly) and their policy; first match wins. */
-const CACHE_RULES: readonly [prefix: string, policy: CachePolicy][] = [
-  ['/api/agent/info/', 'agent'],
-  ['/api/agent/agents/', 'agent'],
-  ['/api/agent/agents-by-nullifier/', 'agent'],
-  ['/api/agent/verify/', 'agent'],
-  ['/api/cards/', 'agent'],
-  ['/api/reputation/', 'agent'],
-  ['/api/verify-status/', 'agent'],
-  ['/.well-known/a2a/', 'discovery'],
-  ['/.well-known/self-agent-id.json', 'discovery'],
-  ['/.well-known/agent-registration.json', 'discovery'],
-  ['/openapi.json', 'discovery'],
-  ['/docs/assets/', 'static'],
-  ['/docs', 'revalidate'],
-];
-
-export function cachePolicyFor(method: string, path: string): CachePolicy {
-  if (method !== 'GET' && method !== 'HEAD') return 'none';
-  for (const [prefix, policy] of CACHE_RULES) {
-    if (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix) return policy;
-  }
-  return 'none';
-}
-
-/** Cache-Control of every answer, from CACHE_RULES. */
-export function cachePolicy(): RequestHandler {
+/** Cache-Control of every answer, from the route table. */
+export function cachePolicy(policies: RoutePolicies): RequestHandler {
   return (req, res, next) => {
-    applyCachePolicy(res, cachePolicyFor(req.method, req.path));
+    applyCachePolicy(res, policies.cacheFor(req.method, req.path));
     next();
   };
 }
 
-/** A route's own policy, overriding the table (errors are still `no-store`). */
+/** A route's own policy (errors are still `no-store`). */
 export function cacheFor(policy: CachePolicy): RequestHandler {
   return (_req, res, next) => {
     applyCachePolicy(res, policy);
     next();
   };
-}
-
-/** The CORS answer of a group of paths. */
-interface CorsSet {
-  methods: string;
-  headers: string;
-}
-
-const PUBLIC: CorsSet = { methods: 'GET, HEAD, OPTIONS', headers: 'Content-Type, Accept' };
-const SESSION: CorsSet = { methods: 'GET, POST, OPTIONS', headers: 'Content-Type, Accept, Authorization' };
-const A2A: CorsSet = { methods: 'POST, OPTIONS', headers: 'Content-Type, Accept, Authorization, X-Agent-Id' };
-
-/** First match wins; `null`: no CORS headers at all. */
-const CORS_RULES: readonly [prefix: string, set: CorsSet | null][] = [
-  ['/api/agent/register', SESSION],
-  ['/api/agent/deregister', SESSION],
-  ['/api/agent/identify', SESSION],
-  ['/api/agent/refresh', SESSION],
-  ['/api/a2a', A2A],
-  ['/api/aa/', null],
-  ['/api/demo/', null],
-  ['/api/', PUBLIC],
-  ['/.well-known/', PUBLIC],
-  ['/openapi.json', PUBLIC],
-];
-
-const startsWithSegment = (path: string, prefix: string): boolean =>
-  prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix || path.startsWith(`${prefix}/`);
-
-export function corsSetFor(path: string): CorsSet | null {
-  for (const [prefix, set] of CORS_RULES) if (startsWithSegment(path, prefix)) return set;
-  return null;
 }
 
 /** 24 hours: browsers cap it lower anyway (Chrome: 2 h). */
@@ -128,9 +64,9 @@ const PREFLIGHT_MAX_AGE = '86400';
  * and Retry-After; an OPTIONS preflight is answered here with 204 and the allowed methods and headers (which
  * browsers read only from a preflight, so the other answers do not repeat them).
  */
-export function cors(): RequestHandler {
+export function cors(policies: RoutePolicies): RequestHandler {
   return (req, res, next) => {
-    const set = corsSetFor(req.path);
+    const set = policies.corsFor(req.path);
     if (!set) {
       next();
       return;

@@ -5,13 +5,12 @@
 // script, style and icons under /docs/assets/, and a small initializer script of our own (no inline
 // script, so the CSP can say script-src 'self'). Nothing is fetched from a CDN, so the page works offline
 // and on machines without internet access; the online spec validator badge is switched off. Cache-Control
-// of all three comes from the policy table in middleware/security.ts.
+// of all three comes from their entries in the route table.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Router } from 'express';
 import { z } from 'zod';
 import type { OpenApiDocument } from '../openapi/document.js';
-import type { RouteDoc } from '../openapi/route-doc.js';
+import type { Route } from '../route.js';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -59,55 +58,63 @@ const page = (title: string): string => `<!doctype html>
 
 export const openApiDocumentSchema = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument', description: 'This document (OpenAPI 3.1)' });
 
-export const docsDocs: RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/openapi.json',
-    summary: 'The OpenAPI 3.1 document of this service',
-    description: 'Generated from the schemas the routes validate with.',
-    tags: ['Service'],
-    responses: { 200: { description: 'The document', schema: openApiDocumentSchema } },
-  },
-  {
-    method: 'get',
-    path: '/docs',
-    summary: 'Interactive API documentation (Swagger UI)',
-    tags: ['Service'],
-    responses: { 200: { description: 'The page', contentType: 'text/html' } },
-  },
-];
+/** The OpenAPI document, the docs page and its assets; `document` is read when first served (it describes these routes too). */
+export function docsRoutes(document: () => OpenApiDocument): Route[] {
+  let json: string | undefined;
+  let html: string | undefined;
+  return [
+    {
+      method: 'get',
+      path: '/openapi.json',
+      summary: 'The OpenAPI 3.1 document of this service',
+      description: 'Generated from the schemas the routes validate with.',
+      tags: ['Service'],
+      cache: 'discovery',
+      cors: 'public',
+      responses: { 200: { description: 'The document', schema: openApiDocumentSchema } },
+      handler: (_req, res) => {
+        json ??= JSON.stringify(document());
+        res.type('application/json').send(json);
+      },
+    },
+    {
+      method: 'get',
+      path: '/docs',
+      summary: 'Interactive API documentation (Swagger UI)',
+      tags: ['Service'],
+      cache: 'revalidate',
+      responses: { 200: { description: 'The page', contentType: 'text/html' } },
+      handler: (_req, res) => {
+        html ??= page(`${document().info.title} API`);
+        res.type('html').send(html);
+      },
+    },
+    {
+      method: 'get',
+      path: `${DOCS_ASSETS_PATH}/{file}`,
+      summary: 'A file of the docs page',
+      tags: ['Service'],
+      cache: 'static',
+      undocumented: true,
+      responses: {},
+      handler: (req, res, next) => {
+        const file = String(req.params['file']);
+        if (file === 'init.js') {
+          res.type('application/javascript').send(INIT_SCRIPT);
+          return;
+        }
+        const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
+        if (!asset) {
+          res.status(404).json({ error: `No docs asset ${file}` });
+          return;
+        }
+        res.sendFile(join(SWAGGER_UI_DIR, asset), { cacheControl: false, dotfiles: 'deny' }, (error) => {
+          if (error) next(error);
+        });
+      },
+    },
+  ];
+}
 
 /** Routes of the docs page that are part of the page, not of the API (the OpenAPI coverage test skips them). */
 export const DOCS_ASSET_ROUTES = [`${DOCS_ASSETS_PATH}/:file`];
-
-export function docsRoutes(document: OpenApiDocument): Router {
-  const router = Router();
-  const json = JSON.stringify(document);
-  const html = page(`${document.info.title} API`);
-
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(json);
-  });
-
-  router.get('/docs', (_req, res) => {
-    res.type('html').send(html);
-  });
-
-  router.get(`${DOCS_ASSETS_PATH}/:file`, (req, res, next) => {
-    const file = String(req.params['file']);
-    if (file === 'init.js') {
-      res.type('application/javascript').send(INIT_SCRIPT);
-      return;
-    }
-    const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-    if (!asset) {
-      res.status(404).json({ error: `No docs asset ${file}` });
-      return;
-    }
-    res.sendFile(join(SWAGGER_UI_DIR, asset), { cacheControl: false, dotfiles: 'deny' }, (error) => {
-      if (error) next(error);
-    });
-  });
-
-  return router;
-}

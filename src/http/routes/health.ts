@@ -1,7 +1,6 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import type { ChainGateway } from '../../chain/gateway.js';
-import type { RouteDoc } from '../openapi/route-doc.js';
+import type { Route } from '../route.js';
 
 export const healthSchema = z
   .object({
@@ -24,31 +23,26 @@ export const healthSchema = z
   })
   .meta({ id: 'Health' });
 
-export const healthDocs: RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/api/health',
-    summary: 'Health of the service and of each network',
-    description: 'Asks each chain for its id and latest block. Not cached.',
-    tags: ['Service'],
-    responses: {
-      200: { description: 'Every network answers', schema: healthSchema },
-      503: { description: 'At least one network does not answer (or answers for the wrong chain)', schema: healthSchema },
+/** GET /api/health: per network, whether the chain answers; 503 when any does not. Never cached. */
+export function healthRoutes(chains: ChainGateway, version: string): Route[] {
+  return [
+    {
+      method: 'get',
+      path: '/api/health',
+      summary: 'Health of the service and of each network',
+      description: 'Asks each chain for its id and latest block. Not cached.',
+      tags: ['Service'],
+      cors: 'public',
+      responses: {
+        200: { description: 'Every network answers', schema: healthSchema },
+        503: { description: 'At least one network does not answer (or answers for the wrong chain)', schema: healthSchema },
+      },
+      handler: async (_req, res) => {
+        const networks = await chains.health();
+        const up = networks.every((n) => n.up);
+        const body: z.output<typeof healthSchema> = { status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks };
+        res.status(up ? 200 : 503).json(body);
+      },
     },
-  },
-];
-
-/** GET /api/health: per network, whether the chain answers; 503 when any does not. */
-export function healthRoutes(chains: ChainGateway, version: string): Router {
-  const router = Router();
-  router.get('/api/health', async (_req, res) => {
-    const networks = await chains.health();
-    const up = networks.every((n) => n.up);
-    const body: z.output<typeof healthSchema> = { status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks };
-    res
-      .status(up ? 200 : 503)
-      .set('Cache-Control', 'no-store')
-      .json(body);
-  });
-  return router;
+  ];
 }

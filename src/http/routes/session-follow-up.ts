@@ -1,10 +1,10 @@
-// What every kind of session offers after it is opened, the same way under /api/agent/<kind>: no caching
-// (every answer carries a token), the QR again while the session waits, and the identity app's callback.
-import type { RequestHandler, Router } from 'express';
+// What every kind of session offers after it is opened, the same way under /api/agent/<kind>: the QR again
+// while the session waits, and the identity app's callback. Session answers carry tokens: never cached.
 import type { z } from 'zod';
 import type { SessionType } from '../../core/session-types.js';
 import type { ChainSyncedSessions } from '../../services/session-flow.js';
-import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
+import type { ResponseDoc } from '../openapi/route-doc.js';
+import type { Route } from '../route.js';
 import { callbackAckSchema, callbackReportSchema, qrQuerySchema, registrationQrSchema } from '../schemas/registration.js';
 import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
@@ -16,13 +16,8 @@ export const tokenErrors: Record<number, ResponseDoc> = {
   410: { description: 'The session expired (30 minutes)' },
 };
 
-const noStore: RequestHandler = (_req, res, next) => {
-  res.set('Cache-Control', 'no-store');
-  next();
-};
-
-/** Docs of `${base}/qr` and `${base}/callback`. */
-export function followUpDocs(base: string, tags: string[]): RouteDoc[] {
+/** `${base}/qr` and `${base}/callback` of a kind of session. */
+export function followUpRoutes(base: string, tags: string[], service: Pick<ChainSyncedSessions<SessionType>, 'qr' | 'callback'>): Route[] {
   return [
     {
       method: 'get',
@@ -31,10 +26,20 @@ export function followUpDocs(base: string, tags: string[]): RouteDoc[] {
       tags,
       query: qrQuerySchema,
       sessionToken: 'query-or-bearer',
+      cors: 'session',
       responses: {
         200: { description: 'JSON, or the PNG image with format=png', schema: registrationQrSchema, contentType: 'image/png' },
         ...tokenErrors,
         409: { description: 'The session no longer waits for the human' },
+      },
+      handler: async (req, res) => {
+        const { format } = parseWith(qrQuerySchema, req.query, 'query');
+        const qr = await service.qr(sessionTokenOf(req));
+        if (format === 'png') {
+          res.type('png').send(Buffer.from(qr.qrImageBase64, 'base64'));
+          return;
+        }
+        res.json(qr satisfies z.output<typeof registrationQrSchema>);
       },
     },
     {
@@ -45,25 +50,12 @@ export function followUpDocs(base: string, tags: string[]): RouteDoc[] {
       tags,
       body: callbackReportSchema,
       sessionToken: 'query-or-bearer',
+      cors: 'session',
       responses: { 200: { description: 'Received', schema: callbackAckSchema }, ...tokenErrors, 500: chainFailure },
+      handler: async (req, res) => {
+        const ack = await service.callback(sessionTokenOf(req), parseWith(callbackReportSchema, req.body, 'callback body'));
+        res.json(ack satisfies z.output<typeof callbackAckSchema>);
+      },
     },
   ];
-}
-
-/** Mounts no-store for everything under `base`, then `${base}/qr` and `${base}/callback`. */
-export function followUpRoutes(router: Router, base: string, service: Pick<ChainSyncedSessions<SessionType>, 'qr' | 'callback'>): void {
-  router.use(base, noStore);
-  router.get(`${base}/qr`, async (req, res) => {
-    const { format } = parseWith(qrQuerySchema, req.query, 'query');
-    const qr = await service.qr(sessionTokenOf(req));
-    if (format === 'png') {
-      res.type('png').send(Buffer.from(qr.qrImageBase64, 'base64'));
-      return;
-    }
-    res.json(qr satisfies z.output<typeof registrationQrSchema>);
-  });
-  router.post(`${base}/callback`, async (req, res) => {
-    const ack = await service.callback(sessionTokenOf(req), parseWith(callbackReportSchema, req.body, 'callback body'));
-    res.json(ack satisfies z.output<typeof callbackAckSchema>);
-  });
 }

@@ -1,10 +1,12 @@
 // Deregistration, refresh and identify sessions: open one (rate-limited like registration), then its
 // status, QR and the identity app's callback, each under /api/agent/<kind>.
-import { type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
+import { SESSION_BASE_PATHS } from '../../core/endpoints.js';
+import type { SessionType } from '../../core/session-types.js';
 import type { Services } from '../../services/index.js';
 import type { CallbackReport, SessionQr } from '../../services/session-flow.js';
-import type { ResponseDoc, RouteDoc } from '../openapi/route-doc.js';
+import type { ResponseDoc } from '../openapi/route-doc.js';
+import type { Route } from '../route.js';
 import type { callbackAckSchema } from '../schemas/registration.js';
 import {
   deregisterRequestSchema,
@@ -19,7 +21,7 @@ import {
 } from '../schemas/sessions.js';
 import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
-import { chainFailure, followUpDocs, followUpRoutes, tokenErrors } from './session-follow-up.js';
+import { chainFailure, followUpRoutes, tokenErrors } from './session-follow-up.js';
 
 const TAGS = ['Other sessions'];
 const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
@@ -34,8 +36,8 @@ interface FlowService<Start, Session, Status> {
 }
 
 interface FlowSpec<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodType> {
-  /** e.g. 'deregister': served under /api/agent/deregister. */
-  kind: string;
+  /** e.g. 'deregister': served under its base path (core/endpoints.ts). */
+  kind: Exclude<SessionType, 'register'>;
   what: string;
   requestSchema: RS;
   sessionSchema: SS;
@@ -44,8 +46,11 @@ interface FlowSpec<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodT
   statusDescription: string;
 }
 
-function flowDocs<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodType>(spec: FlowSpec<RS, SS, TS>): RouteDoc[] {
-  const base = `/api/agent/${spec.kind}`;
+function flowRoutes<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodType>(
+  spec: FlowSpec<RS, SS, TS>,
+  service: FlowService<z.output<RS>, z.output<SS>, z.output<TS>>,
+): Route[] {
+  const base = SESSION_BASE_PATHS[spec.kind];
   return [
     {
       method: 'post',
@@ -54,12 +59,17 @@ function flowDocs<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodTy
       description: 'Builds the proof request and returns the session token, the deep link and QR code for the identity app.',
       tags: TAGS,
       body: spec.requestSchema,
+      cors: 'session',
+      limit: 'session-creation',
       responses: {
         200: { description: 'The session', schema: spec.sessionSchema },
         400: badRequest,
         ...spec.startErrors,
         429: tooMany,
         500: chainFailure,
+      },
+      handler: async (req, res) => {
+        res.json(await service.start(parseWith(spec.requestSchema, req.body)));
       },
     },
     {
@@ -69,30 +79,18 @@ function flowDocs<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodTy
       description: `${spec.statusDescription} Returns a refreshed token.`,
       tags: TAGS,
       sessionToken: 'query-or-bearer',
+      cors: 'session',
       responses: { 200: { description: 'The session', schema: spec.statusSchema }, ...tokenErrors, 500: chainFailure },
+      handler: async (req, res) => {
+        res.json(await service.status(sessionTokenOf(req)));
+      },
     },
-    ...followUpDocs(base, TAGS),
+    ...followUpRoutes(base, TAGS, service),
   ];
 }
 
-function flowRoutes<RS extends z.ZodType, SS extends z.ZodType, TS extends z.ZodType>(
-  router: Router,
-  spec: FlowSpec<RS, SS, TS>,
-  service: FlowService<z.output<RS>, z.output<SS>, z.output<TS>>,
-  sessionLimit: RequestHandler,
-): void {
-  const base = `/api/agent/${spec.kind}`;
-  followUpRoutes(router, base, service);
-  router.post(base, sessionLimit, async (req, res) => {
-    res.json(await service.start(parseWith(spec.requestSchema, req.body)));
-  });
-  router.get(`${base}/status`, async (req, res) => {
-    res.json(await service.status(sessionTokenOf(req)));
-  });
-}
-
 const deregistration = {
-  kind: 'deregister',
+  kind: 'deregister' as const,
   what: 'deregistration',
   requestSchema: deregisterRequestSchema,
   sessionSchema: deregistrationSessionSchema,
@@ -103,7 +101,7 @@ const deregistration = {
 };
 
 const refresh = {
-  kind: 'refresh',
+  kind: 'refresh' as const,
   what: 'proof refresh',
   requestSchema: refreshRequestSchema,
   sessionSchema: refreshSessionSchema,
@@ -119,7 +117,7 @@ const refresh = {
 };
 
 const identify = {
-  kind: 'identify',
+  kind: 'identify' as const,
   what: 'identify',
   requestSchema: identifyRequestSchema,
   sessionSchema: identifySessionSchema,
@@ -129,13 +127,11 @@ const identify = {
     "Completed once the identity app reported this session's own proof transaction: the human's nullifier and agents on this network.",
 };
 
-export const sessionDocs: RouteDoc[] = [...flowDocs(deregistration), ...flowDocs(refresh), ...flowDocs(identify)];
-
 /** Deregistration, refresh and identify sessions. */
-export function sessionRoutes(services: Services, sessionLimit: RequestHandler): Router {
-  const router = Router();
-  flowRoutes(router, deregistration, services.deregistration, sessionLimit);
-  flowRoutes(router, refresh, services.refresh, sessionLimit);
-  flowRoutes(router, identify, services.identify, sessionLimit);
-  return router;
+export function sessionRoutes(services: Services): Route[] {
+  return [
+    ...flowRoutes(deregistration, services.deregistration),
+    ...flowRoutes(refresh, services.refresh),
+    ...flowRoutes(identify, services.identify),
+  ];
 }

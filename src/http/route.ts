@@ -1,0 +1,50 @@
+// One entry of the route table: what the OpenAPI document says about an endpoint (RouteDoc), the policies the
+// middleware applies to it (cache, CORS, rate limit, body parsing) and its handler. Express routes, the OpenAPI
+// document and the CORS and cache headers are all derived from the same entries (app.ts), so they cannot drift.
+import type { RequestHandler } from 'express';
+import type { RouteDoc } from './openapi/route-doc.js';
+
+/** Cache-Control values by policy (middleware/security.ts explains each). */
+export const CACHE_POLICIES = {
+  discovery: 'public, max-age=3600',
+  agent: 'public, max-age=1',
+  static: 'public, max-age=86400',
+  revalidate: 'no-cache',
+  none: 'no-store',
+} as const;
+export type CachePolicy = keyof typeof CACHE_POLICIES;
+
+/** Who may call an endpoint from a browser page of another origin, and with which headers. */
+export const CORS_GROUPS = {
+  public: { methods: 'GET, HEAD, OPTIONS', headers: 'Content-Type, Accept' },
+  session: { methods: 'GET, POST, OPTIONS', headers: 'Content-Type, Accept, Authorization' },
+  a2a: { methods: 'POST, OPTIONS', headers: 'Content-Type, Accept, Authorization, X-Agent-Id' },
+} as const;
+export type CorsGroup = keyof typeof CORS_GROUPS;
+
+export interface Route extends RouteDoc {
+  /** Cache-Control of its successful GET/HEAD answers; errors are always no-store. Default none (no-store). */
+  cache?: CachePolicy;
+  /** Its CORS group; absent: no CORS headers. */
+  cors?: CorsGroup;
+  /** Counted against the per-client session-creation limit before anything else. */
+  limit?: 'session-creation';
+  /** The handler reads its own body (the A2A SDK's JSON-RPC handler); otherwise a route with `body` gets express.json. */
+  ownBody?: boolean;
+  /** Served, but not part of the API document (the docs page's asset files). */
+  undocumented?: boolean;
+  handler: RequestHandler;
+}
+
+/** /api/agent/info/:chainId/:agentId for /api/agent/info/{chainId}/{agentId}. */
+export const expressPath = (template: string): string => template.replace(/\{([^}]+)\}/g, ':$1');
+
+/** A matcher of concrete request paths against a path template. */
+export function pathMatcher(template: string): (path: string) => boolean {
+  const pattern = template
+    .split(/(\{[^}]+\})/)
+    .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  const regex = new RegExp(`^${pattern}$`);
+  return (path) => regex.test(path);
+}
