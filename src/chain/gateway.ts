@@ -1,8 +1,11 @@
 // The chain layer as the services see it: one entry per network with its client and registry reads.
 import type { Address } from 'viem';
 import { chainIdOf, NETWORK_NAMES, type NetworkName, resolveNetwork } from '../core/networks.js';
+import { readBlockTimestamp } from './actions/blocks.js';
+import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
+import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
 
 export interface NetworkGateway {
@@ -10,10 +13,16 @@ export interface NetworkGateway {
   chainId: number;
   client: ChainClient;
   registry: RegistryGateway;
+  /** One-call reads of an agent's whole public state (a deployless eth_call). */
+  lens: AgentLens;
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
   /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
   embedded: boolean;
+  /** A follower of the registry's logs from its deploy block (not started). */
+  followRegistry(options: FollowerOptions): RegistryEventFollower;
+  /** Unix time of a block. */
+  blockTimestamp(blockNumber: bigint): Promise<number>;
 }
 
 export interface NetworkHealth {
@@ -40,9 +49,12 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     chainId: chainIdOf(network),
     client,
     registry: new RegistryGateway(client, setup.contracts.registry),
+    lens: new AgentLens(client, setup.contracts.registry),
     contracts: setup.contracts,
     registryDeployBlock: setup.registryDeployBlock,
     embedded: setup.embedded,
+    followRegistry: (options) => new RegistryEventFollower(client, setup.contracts.registry, setup.registryDeployBlock, options),
+    blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
   };
 }
 

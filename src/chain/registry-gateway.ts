@@ -2,6 +2,14 @@
 // also has, so the same code serves Celo and our local chains.
 import { type Address, BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Hex } from 'viem';
 import type { AgentCredentials } from '../core/credentials.js';
+import {
+  findRegistrationTransaction,
+  type ProofSubmission,
+  type RegistryTransaction,
+  readProofExpiry,
+  readProofSubmission,
+  readRegistryTransaction,
+} from './actions/registry-transactions.js';
 import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
@@ -148,6 +156,26 @@ export class RegistryGateway {
 
   maxAgentsPerHuman(): Promise<bigint> {
     return this.client.readContract({ ...this.registry, functionName: 'maxAgentsPerHuman' });
+  }
+
+  /** proofExpiresAt(agentId): unix seconds, 0 without a proof. */
+  proofExpiresAt(agentId: bigint): Promise<bigint> {
+    return readProofExpiry(this.client, { registry: this.address, agentId });
+  }
+
+  /** What a mined transaction did at this registry; undefined while it is not mined. */
+  transaction(hash: Hex): Promise<RegistryTransaction | undefined> {
+    return readRegistryTransaction(this.client, { registry: this.address, hash });
+  }
+
+  /** Whether a transaction submitted a proof to this registry, and for whom. */
+  proofSubmission(hash: Hex): Promise<ProofSubmission> {
+    return readProofSubmission(this.client, { registry: this.address, hash });
+  }
+
+  /** The transaction that minted `agentId`, searched from `fromBlock` (the registry's deploy block). */
+  registrationTransaction(agentId: bigint, fromBlock: bigint): Promise<Hex | undefined> {
+    return findRegistrationTransaction(this.client, { registry: this.address, agentId, fromBlock });
   }
 
   async providerInfo(provider: Address): Promise<ProviderInfo> {

@@ -19,75 +19,10 @@
 // admin switching the registry's selfProofProvider to an already approved provider (no event is emitted then).
 // Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
 // cached isProofFresh alone. Chain reorganisations are not handled (Celo's blocks are final in practice).
-import { encodeEventTopics, type Hex, hexToBigInt, slice } from 'viem';
+import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
-import { agentRegistryAbi } from '../chain/artifacts/index.js';
-import type { ChainClient } from '../chain/clients.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import type { Metrics } from '../metrics.js';
-
-type RegistryEventName = Extract<(typeof agentRegistryAbi)[number], { type: 'event' }>['name'];
-
-const topicOf = (eventName: RegistryEventName): Hex =>
-  (encodeEventTopics({ abi: agentRegistryAbi, eventName } as Parameters<typeof encodeEventTopics>[0])[0] as Hex).toLowerCase() as Hex;
-
-/** Events whose first indexed parameter is the agent id. */
-const AGENT_EVENTS = new Set<Hex>(
-  (['Registered', 'URIUpdated', 'MetadataSet', 'HumanProofRefreshed', 'GuardianSet', 'AgentMetadataUpdated', 'AgentCredentialsStored'] as const).map(
-    topicOf,
-  ),
-);
-/** ERC-721 events whose third indexed parameter is the token (agent) id. */
-const TOKEN_EVENTS = new Set<Hex>((['Transfer', 'Approval'] as const).map(topicOf));
-/** Agent events that change the agent count of the nullifier in their data's first word. */
-const NULLIFIER_EVENTS = new Set<Hex>((['AgentRegisteredWithHumanProof', 'HumanProofRevoked'] as const).map(topicOf));
-/** Events that change nothing a public query answers. */
-const IGNORED_EVENTS = new Set<Hex>(
-  (
-    [
-      'NullifierIdentified',
-      'MaxAgentsPerHumanUpdated',
-      'MaxProofAgeUpdated',
-      'ApprovalForAll',
-      'RoleAdminChanged',
-      'RoleGranted',
-      'RoleRevoked',
-      'Ed25519VerifierUpdated',
-      'EIP712DomainChanged',
-    ] as const
-  ).map(topicOf),
-);
-
-export const REGISTRY_TOPICS = {
-  transfer: topicOf('Transfer'),
-  guardianSet: topicOf('GuardianSet'),
-} as const;
-
-/** What one registry log means for cached answers. */
-export type LogEffect =
-  | { kind: 'agent'; agentId: bigint; nullifier?: bigint }
-  | { kind: 'none' }
-  /** Provider changes, contract upgrades and anything unknown: drop the whole network's cache. */
-  | { kind: 'all' };
-
-/** The parts of a log the cache reads. */
-export interface LogLike {
-  topics: readonly Hex[];
-  data: Hex;
-}
-
-export function logEffect(log: LogLike): LogEffect {
-  const [topic0, ...indexed] = log.topics;
-  const topic = topic0?.toLowerCase() as Hex | undefined;
-  if (topic === undefined) return { kind: 'all' };
-  if (IGNORED_EVENTS.has(topic)) return { kind: 'none' };
-  if (AGENT_EVENTS.has(topic) && indexed[0]) return { kind: 'agent', agentId: hexToBigInt(indexed[0]) };
-  if (TOKEN_EVENTS.has(topic) && indexed[2]) return { kind: 'agent', agentId: hexToBigInt(indexed[2]) };
-  if (NULLIFIER_EVENTS.has(topic) && indexed[0] && log.data.length >= 66) {
-    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)) };
-  }
-  return { kind: 'all' };
-}
 
 interface CacheHooks<K, V> {
   follower: Pick<RegistryEventFollower, 'isLive' | 'processedBlock'>;
@@ -172,8 +107,10 @@ class BlockCheckedCache<K, V> {
 
 export interface AgentCacheOptions {
   network: string;
-  lens: AgentLens;
-  client: ChainClient;
+  /** The network's one-call agent reads. */
+  lens: Pick<AgentLens, 'agent' | 'agentsForNullifier'>;
+  /** Unix time of a block (a chain read; cached here forever, since a block's timestamp never changes). */
+  blockTimestamp: (blockNumber: bigint) => Promise<number>;
   follower: RegistryEventFollower;
   metrics: Metrics;
   /** Per kind of entry (agents, nullifier lists, block timestamps); default 100,000. */
@@ -235,7 +172,7 @@ export class AgentCache {
    * block not seen before pays one more round trip (eth_getBlockByNumber); later ones none.
    */
   async blockTimestamp(blockNumber: bigint): Promise<number> {
-    const { metrics, client } = this.#options;
+    const { metrics } = this.#options;
     const known = this.#blockTimes.get(blockNumber);
     if (known !== undefined) {
       metrics.cacheHit('block-timestamp');
@@ -244,7 +181,7 @@ export class AgentCache {
     metrics.cacheMiss('block-timestamp');
     let loading = this.#blockTimesLoading.get(blockNumber);
     if (!loading) {
-      loading = client.getBlock({ blockNumber, includeTransactions: false }).then((block) => Number(block.timestamp));
+      loading = this.#options.blockTimestamp(blockNumber);
       this.#blockTimesLoading.set(blockNumber, loading);
       const done = loading;
       done.then(
@@ -261,9 +198,9 @@ export class AgentCache {
   }
 
   /** Drops what the logs make stale (the follower calls this, synchronously, for every range of logs). */
-  apply(logs: readonly LogLike[]): void {
+  apply(logs: readonly RegistryLogLike[]): void {
     for (const log of logs) {
-      const effect = logEffect(log);
+      const effect = decodeRegistryLog(log);
       if (effect.kind === 'none') continue;
       if (effect.kind === 'all') {
         this.#agents.clear();

@@ -13,9 +13,9 @@
 // - The log followers are started by the composition root (start()); if nothing started them, the first
 //   agents-by-human request starts its network's follower (until stop() is called).
 import { type Address, getAddress, zeroAddress } from 'viem';
-import { AgentLens, type AgentView } from '../chain/agent-lens.js';
+import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
-import { RegistryEventFollower } from '../chain/registry-events.js';
+import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
 import { notFound, ServiceError } from '../core/errors.js';
@@ -168,14 +168,19 @@ export class AgentQueryService {
 
   #setUp(gateway: NetworkGateway): NetworkQueries {
     const { metrics, clock } = this.#options;
-    const follower = new RegistryEventFollower(gateway.client, gateway.contracts.registry, gateway.registryDeployBlock, {
+    const follower = gateway.followRegistry({
       intervalMs: this.#options.eventPollIntervalMs ?? (gateway.embedded ? 200 : 1_000),
       ...(this.#options.maxLogRange !== undefined ? { maxLogRange: this.#options.maxLogRange } : {}),
       clock,
       onError: (error) => this.#options.onFollowerError?.(gateway.network, error),
     });
-    const lens = new AgentLens(gateway.client, gateway.contracts.registry);
-    const cache = new AgentCache({ network: gateway.network, lens, client: gateway.client, follower, metrics });
+    const cache = new AgentCache({
+      network: gateway.network,
+      lens: gateway.lens,
+      blockTimestamp: (blockNumber) => gateway.blockTimestamp(blockNumber),
+      follower,
+      metrics,
+    });
     const index = new HumanAgentIndex();
     follower.subscribe((logs) => index.apply(logs));
     return { gateway, follower, cache, index };

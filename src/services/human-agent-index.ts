@@ -6,10 +6,8 @@
 // Who counts, by registration mode: linked and privy agents -> the human's wallet (owner); wallet-free and
 // smartwallet agents -> the agent's own address (owner) and the guardian, if one was set; Ed25519 agents -> the
 // address derived from the key (owner) and the guardian (ed25519-linked).
-import { type Address, getAddress, type Hex, hexToBigInt, slice, zeroAddress } from 'viem';
-import { REGISTRY_TOPICS } from './agent-cache.js';
-
-const addressOfTopic = (topic: Hex): Address => getAddress(slice(topic, 12));
+import { type Address, getAddress, zeroAddress } from 'viem';
+import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 
 class AddressIndex {
   readonly #byAgent = new Map<bigint, Address>();
@@ -46,21 +44,17 @@ export class HumanAgentIndex {
   readonly #guardians = new AddressIndex();
 
   /** Applies a range of registry logs, in order. */
-  apply(logs: readonly { topics: readonly Hex[] }[]): void {
-    for (const { topics } of logs) {
-      const topic = topics[0]?.toLowerCase();
-      if (topic === REGISTRY_TOPICS.transfer && topics.length === 4) {
-        const agentId = hexToBigInt(topics[3]!);
-        const to = addressOfTopic(topics[2]!);
-        if (to === zeroAddress) {
-          this.#owners.remove(agentId);
-          this.#guardians.remove(agentId);
-        } else {
-          this.#owners.set(agentId, to);
-        }
-      } else if (topic === REGISTRY_TOPICS.guardianSet && topics.length === 3) {
-        this.#guardians.set(hexToBigInt(topics[1]!), addressOfTopic(topics[2]!));
+  apply(logs: readonly RegistryLogLike[]): void {
+    for (const log of logs) {
+      const effect = decodeRegistryLog(log);
+      if (effect.kind !== 'agent') continue;
+      if (effect.owner === zeroAddress) {
+        this.#owners.remove(effect.agentId);
+        this.#guardians.remove(effect.agentId);
+      } else if (effect.owner !== undefined) {
+        this.#owners.set(effect.agentId, effect.owner);
       }
+      if (effect.guardian !== undefined) this.#guardians.set(effect.agentId, effect.guardian);
     }
   }
 

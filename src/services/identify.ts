@@ -4,7 +4,6 @@
 // carries that userIdentifier, and only that transaction's NullifierIdentified event is read — never "the
 // latest event", which could be another human's.
 import { type Address, getAddress, keccak256, slice, toHex } from 'viem';
-import { readProofSubmission, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { identifyUserData } from '../core/user-data.js';
 import { type IdentifyRecord, newSessionId } from '../sessions/session-record.js';
@@ -69,12 +68,11 @@ export class IdentifyService extends ChainSyncedSessions<'identify', IdentifySta
     const txHash = record.callback?.txHash;
     if (record.stage !== 'proof-received' || !txHash) return record;
     const gateway = this.deps.chains.get(record.network);
-    const registry = gateway.contracts.registry;
-    const transaction = await readRegistryTransaction(gateway.client, { registry, hash: txHash });
+    const transaction = await gateway.registry.transaction(txHash);
     if (!transaction) return record; // not mined (yet): ask again at the next status
     if (transaction.status === 'reverted') return this.flow.fail(record, 'The identify transaction reverted on chain');
 
-    const submission = await readProofSubmission(gateway.client, { registry, hash: txHash });
+    const submission = await gateway.registry.proofSubmission(txHash);
     if (submission.kind === 'not-to-registry') return this.flow.fail(record, `Transaction ${txHash} is not a proof submitted to the registry`);
     if (submission.kind === 'not-a-proof') return this.flow.fail(record, `Transaction ${txHash} is not a verifySelfProof call`);
     if (submission.userIdentifier !== BigInt(record.userId)) return this.flow.fail(record, `Transaction ${txHash} carries another session's proof`);

@@ -2,7 +2,6 @@
 // agentId, hex form) and the registry renews the proof in place. The chain is the source of truth: the
 // session completes when proofExpiresAt(agentId) moved past the value seen at start, or the reported
 // transaction carries HumanProofRefreshed for this agent.
-import { readProofExpiry, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
 import {
   type ConfigIndex,
@@ -127,11 +126,10 @@ export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus
   protected async syncWithChain(record: RefreshRecord): Promise<RefreshRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
-    const registry = gateway.contracts.registry;
     const agentId = BigInt(record.agentId);
-    let refreshed = (await readProofExpiry(gateway.client, { registry, agentId })) > BigInt(record.previousExpiresAt);
+    let refreshed = (await gateway.registry.proofExpiresAt(agentId)) > BigInt(record.previousExpiresAt);
     if (!refreshed && record.callback?.txHash) {
-      const transaction = await readRegistryTransaction(gateway.client, { registry, hash: record.callback.txHash });
+      const transaction = await gateway.registry.transaction(record.callback.txHash);
       refreshed = transaction?.status === 'success' && transaction.refreshed.includes(agentId);
     }
     if (refreshed) return this.flow.complete(record);

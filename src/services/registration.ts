@@ -2,7 +2,6 @@
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
 import { type Address, getAddress, type Hex, isAddress } from 'viem';
-import { findRegistrationTransaction, readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { NetworkGateway } from '../chain/gateway.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
 import { configIndexFor, type DisclosureRequest, requestedDisclosures } from '../core/disclosures.js';
@@ -186,11 +185,10 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
 
   /** The transaction that minted the agent: the one the identity app reported if it did, else from the logs. */
   private async registrationTx(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
-    const registry = gateway.contracts.registry;
     if (reported) {
-      const transaction = await readRegistryTransaction(gateway.client, { registry, hash: reported });
+      const transaction = await gateway.registry.transaction(reported);
       if (transaction?.registered.includes(agentId)) return reported;
     }
-    return findRegistrationTransaction(gateway.client, { registry, agentId, fromBlock: gateway.registryDeployBlock });
+    return gateway.registry.registrationTransaction(agentId, gateway.registryDeployBlock);
   }
 }

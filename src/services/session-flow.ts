@@ -4,7 +4,6 @@
 // their own chain checks (ChainSyncedSessions.syncWithChain).
 import QRCode from 'qrcode';
 import type { Hex } from 'viem';
-import { readRegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
 import { SESSION_BASE_PATHS } from '../core/endpoints.js';
@@ -181,8 +180,7 @@ export class SessionFlow<T extends SessionType> {
   /** Moves a session waiting on the reported transaction to failed when that transaction reverted. */
   async failIfReverted(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
     if (record.stage !== 'proof-received' || !record.callback?.txHash) return record;
-    const gateway = this.deps.chains.get(record.network);
-    const transaction = await readRegistryTransaction(gateway.client, { registry: gateway.contracts.registry, hash: record.callback.txHash });
+    const transaction = await this.deps.chains.get(record.network).registry.transaction(record.callback.txHash);
     return transaction?.status === 'reverted' ? this.fail(record, reason) : record;
   }
 }

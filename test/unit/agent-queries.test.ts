@@ -2,9 +2,11 @@
 // client (the API tests cover real chains; Ed25519 agents and expired proofs are easier to set up here).
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import { describe, expect, it } from 'vitest';
-import type { AgentView } from '../../src/chain/agent-lens.js';
+import { readBlockTimestamp } from '../../src/chain/actions/blocks.js';
+import { AgentLens, type AgentView } from '../../src/chain/agent-lens.js';
 import type { ChainClient } from '../../src/chain/clients.js';
 import { ChainGateway, type NetworkGateway } from '../../src/chain/gateway.js';
+import { RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { NETWORKS, type NetworkName } from '../../src/core/networks.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentQueryService } from '../../src/services/agent-queries.js';
@@ -63,9 +65,12 @@ function fakeGateway(network: NetworkName, view: AgentView): NetworkGateway {
     chainId: NETWORKS[network].chainId,
     client,
     registry: {} as NetworkGateway['registry'],
+    lens: new AgentLens(client, REGISTRY),
     contracts: { registry: REGISTRY, proofProvider: PROVIDER } as NetworkGateway['contracts'],
     registryDeployBlock: 1n,
     embedded: true,
+    followRegistry: (options) => new RegistryEventFollower(client, REGISTRY, 1n, options),
+    blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
   };
 }
 

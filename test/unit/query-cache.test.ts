@@ -2,13 +2,13 @@
 // than the log follower's progress is never stored, and the owner/guardian index built from logs.
 import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, pad } from 'viem';
 import { describe, expect, it } from 'vitest';
+import { decodeRegistryLog as logEffect } from '../../src/chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
 import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
-import type { ChainClient } from '../../src/chain/clients.js';
 import type { LogSubscriber, RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
-import { AgentCache, logEffect } from '../../src/services/agent-cache.js';
+import { AgentCache } from '../../src/services/agent-cache.js';
 import { HumanAgentIndex } from '../../src/services/human-agent-index.js';
 
 type EventName = Parameters<typeof encodeEventTopics<typeof agentRegistryAbi>>[0]['eventName'];
@@ -46,11 +46,13 @@ describe('proof-type labels', () => {
   });
 });
 
-describe('logEffect', () => {
+describe('decodeRegistryLog', () => {
   it('names the agent of per-agent and ERC-721 events', () => {
     expect(logEffect(log('AgentMetadataUpdated', { agentId: 7n }))).toEqual({ kind: 'agent', agentId: 7n });
-    expect(logEffect(log('GuardianSet', { agentId: 8n, guardian: A }))).toEqual({ kind: 'agent', agentId: 8n });
-    expect(logEffect(log('Transfer', { from: ZERO, to: A, tokenId: 9n }))).toEqual({ kind: 'agent', agentId: 9n });
+    expect(logEffect(log('GuardianSet', { agentId: 8n, guardian: A }))).toEqual({ kind: 'agent', agentId: 8n, guardian: A });
+    expect(logEffect(log('Transfer', { from: ZERO, to: A, tokenId: 9n }))).toEqual({ kind: 'agent', agentId: 9n, owner: A });
+    expect(logEffect(log('Transfer', { from: A, to: ZERO, tokenId: 9n }))).toEqual({ kind: 'agent', agentId: 9n, owner: ZERO });
+    expect(logEffect(log('Approval', { owner: A, approved: B, tokenId: 9n }))).toEqual({ kind: 'agent', agentId: 9n });
     expect(logEffect(log('HumanProofRefreshed', { agentId: 3n }, '0x'))).toEqual({ kind: 'agent', agentId: 3n });
   });
 
@@ -117,7 +119,7 @@ describe('AgentCache', () => {
     const cache = new AgentCache({
       network: 'testnet',
       lens,
-      client: {} as ChainClient,
+      blockTimestamp: async () => 0,
       follower: follower as unknown as RegistryEventFollower,
       metrics: new Metrics(),
     });

@@ -1,0 +1,83 @@
+// What one registry log means, decoded from its topics and data: which agent it touches, whether its human's
+// agent count changed (the nullifier), and, for ownership and guardianship, who the new owner or guardian is.
+// The one place that reads registry log topics: the query cache invalidates from it and the owner/guardian
+// index is built from it.
+import { type Address, encodeEventTopics, getAddress, type Hex, hexToBigInt, slice } from 'viem';
+import { agentRegistryAbi } from '../artifacts/index.js';
+
+type RegistryEventName = Extract<(typeof agentRegistryAbi)[number], { type: 'event' }>['name'];
+
+const topicOf = (eventName: RegistryEventName): Hex =>
+  (encodeEventTopics({ abi: agentRegistryAbi, eventName } as Parameters<typeof encodeEventTopics>[0])[0] as Hex).toLowerCase() as Hex;
+
+/** Events whose first indexed parameter is the agent id. */
+const AGENT_EVENTS = new Set<Hex>(
+  (['Registered', 'URIUpdated', 'MetadataSet', 'HumanProofRefreshed', 'GuardianSet', 'AgentMetadataUpdated', 'AgentCredentialsStored'] as const).map(
+    topicOf,
+  ),
+);
+/** ERC-721 events whose third indexed parameter is the token (agent) id. */
+const TOKEN_EVENTS = new Set<Hex>((['Transfer', 'Approval'] as const).map(topicOf));
+/** Agent events that change the agent count of the nullifier in their data's first word. */
+const NULLIFIER_EVENTS = new Set<Hex>((['AgentRegisteredWithHumanProof', 'HumanProofRevoked'] as const).map(topicOf));
+/** Events that change nothing a public query answers. */
+const IGNORED_EVENTS = new Set<Hex>(
+  (
+    [
+      'NullifierIdentified',
+      'MaxAgentsPerHumanUpdated',
+      'MaxProofAgeUpdated',
+      'ApprovalForAll',
+      'RoleAdminChanged',
+      'RoleGranted',
+      'RoleRevoked',
+      'Ed25519VerifierUpdated',
+      'EIP712DomainChanged',
+    ] as const
+  ).map(topicOf),
+);
+const TRANSFER = topicOf('Transfer');
+const GUARDIAN_SET = topicOf('GuardianSet');
+
+/** What one registry log changes. */
+export type RegistryLogEffect =
+  | {
+      kind: 'agent';
+      agentId: bigint;
+      /** Registrations and revocations: the nullifier whose agent count changed. */
+      nullifier?: bigint;
+      /** ERC-721 Transfer: the new owner (the zero address for a burn). */
+      owner?: Address;
+      /** GuardianSet: the new guardian. */
+      guardian?: Address;
+    }
+  | { kind: 'none' }
+  /** Provider changes, contract upgrades and anything unknown: everything of the network may have changed. */
+  | { kind: 'all' };
+
+/** The parts of a log the decoder reads. */
+export interface RegistryLogLike {
+  topics: readonly Hex[];
+  data: Hex;
+}
+
+const addressOfTopic = (topic: Hex): Address => getAddress(slice(topic, 12));
+
+export function decodeRegistryLog(log: RegistryLogLike): RegistryLogEffect {
+  const [topic0, ...indexed] = log.topics;
+  const topic = topic0?.toLowerCase() as Hex | undefined;
+  if (topic === undefined) return { kind: 'all' };
+  if (IGNORED_EVENTS.has(topic)) return { kind: 'none' };
+  if (AGENT_EVENTS.has(topic) && indexed[0]) {
+    const agentId = hexToBigInt(indexed[0]);
+    return topic === GUARDIAN_SET && indexed[1] ? { kind: 'agent', agentId, guardian: addressOfTopic(indexed[1]) } : { kind: 'agent', agentId };
+  }
+  if (TOKEN_EVENTS.has(topic) && indexed[2]) {
+    const agentId = hexToBigInt(indexed[2]);
+    return topic === TRANSFER && indexed[1] ? { kind: 'agent', agentId, owner: addressOfTopic(indexed[1]) } : { kind: 'agent', agentId };
+  }
+  if (NULLIFIER_EVENTS.has(topic) && indexed[0] && log.data.length >= 66) {
+    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)) };
+  }
+  return { kind: 'all' };
+}
