@@ -66,15 +66,15 @@ export class RegistryAgentExecutor implements AgentExecutor {
     const { queries, sessions } = this.services;
     switch (request.intent) {
       case 'lookup': {
-        const info = await queries.info(request.chainId, request.agentId!);
+        const info = await queries.info(request.network, request.agentId!);
         return [`Agent ${info.agentId} on ${info.network}: ${info.isVerified ? 'verified' : 'not verified'} (${info.strengthLabel})`, info];
       }
       case 'verify': {
-        const result = await queries.verify(request.chainId, request.agentId!);
+        const result = await queries.verify(request.network, request.agentId!);
         return [`Agent ${result.agentId} ${result.isVerified ? 'is backed by a human' : 'has no valid proof of human'}`, result];
       }
       case 'freshness': {
-        const result = await queries.freshness(request.chainId, request.agentId!);
+        const result = await queries.freshness(request.network, request.agentId!);
         const when = result.proofExpiresAt > 0 ? ` (expires ${new Date(result.proofExpiresAt * 1000).toISOString()})` : '';
         return [`The proof of agent ${result.agentId} is ${result.isProofFresh ? 'fresh' : 'not fresh'}${when}`, result];
       }

@@ -30,8 +30,6 @@ export function inputParts(message: Message | undefined): InputPart[] {
 export interface IntentRequest {
   intent: Intent;
   network: NetworkName;
-  /** The chain id of `network`. */
-  chainId: number;
   agentId?: bigint;
   sessionToken?: string;
   /** register / deregister: the session to open, from the fields the caller sent. */
@@ -166,7 +164,6 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
     request: {
       intent,
       network,
-      chainId: NETWORKS[network].chainId,
       ...(agentId !== undefined ? { agentId } : {}),
       ...(sessionToken !== undefined ? { sessionToken } : {}),
       ...(opening ? { opening } : {}),

@@ -1,6 +1,6 @@
 // The chain layer as the services see it: one entry per network with its client and registry reads.
 import type { Address } from 'viem';
-import { chainIdOf, NETWORK_NAMES, type NetworkName, resolveNetwork } from '../core/networks.js';
+import { chainIdOf, NETWORK_NAMES, type NetworkName } from '../core/networks.js';
 import { readBlockTimestamp } from './actions/blocks.js';
 import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
@@ -71,9 +71,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 export class ChainGateway {
   constructor(private readonly networks: Record<NetworkName, NetworkGateway>) {}
 
-  /** The gateway of a network given by name or chain id; 400 for anything else. */
-  get(networkOrChainId: string | number): NetworkGateway {
-    return this.networks[resolveNetwork(networkOrChainId)];
+  /** The gateway of a network. */
+  get(network: NetworkName): NetworkGateway {
+    return this.networks[network];
   }
 
   all(): NetworkGateway[] {

@@ -2,11 +2,14 @@ import { badRequest } from './errors.js';
 
 /** The two networks of the interface; every endpoint that takes a chainId accepts only these. */
 export const NETWORKS = {
-  mainnet: { chainId: 42220, label: 'Celo' },
-  testnet: { chainId: 11142220, label: 'Celo Sepolia' },
+  mainnet: { name: 'mainnet', chainId: 42220, label: 'Celo' },
+  testnet: { name: 'testnet', chainId: 11142220, label: 'Celo Sepolia' },
 } as const;
 
+/** The networks by name: resolved once where a request names one (by name or chain id), then passed as is. */
 export type NetworkName = keyof typeof NETWORKS;
+/** A network with its chain id and label. */
+export type Network = (typeof NETWORKS)[NetworkName];
 export type ChainId = (typeof NETWORKS)[NetworkName]['chainId'];
 
 export const NETWORK_NAMES = Object.keys(NETWORKS) as NetworkName[];

@@ -18,8 +18,9 @@ import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
+import { A2A_PATH, agentCardPath } from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
-import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName, resolveNetwork } from '../core/networks.js';
+import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
 import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-modes.js';
 import type { Metrics } from '../metrics.js';
@@ -224,10 +225,6 @@ export class AgentQueryService {
     return this.#networks[network].follower;
   }
 
-  #network(chainId: string | number): NetworkQueries {
-    return this.#networks[resolveNetwork(chainId)];
-  }
-
   #isVerified(view: AgentView): boolean {
     // isProofFresh was true at the read's block, and the wall clock has not passed the expiry since
     return view.exists && view.hasHumanProof && view.isProofFresh && this.#options.clock() / 1000 < Number(view.proofExpiresAt);
@@ -239,8 +236,8 @@ export class AgentQueryService {
     return view;
   }
 
-  async info(chainId: string | number, agentId: bigint): Promise<AgentInfo> {
-    const queries = this.#network(chainId);
+  async info(network: NetworkName, agentId: bigint): Promise<AgentInfo> {
+    const queries = this.#networks[network];
     const view = await this.#existing(queries, agentId);
     // The registry stores the mint's block number; its timestamp costs one more round trip the first time a
     // block is seen (then it is cached forever).
@@ -261,8 +258,8 @@ export class AgentQueryService {
   }
 
   /** Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts). */
-  async agentsByHuman(chainId: string | number, address: Address): Promise<AgentsByHuman> {
-    const queries = this.#network(chainId);
+  async agentsByHuman(network: NetworkName, address: Address): Promise<AgentsByHuman> {
+    const queries = this.#networks[network];
     await this.#indexReady(queries);
     return {
       agents: queries.index.agentsOf(address).map(Number),
@@ -272,8 +269,8 @@ export class AgentQueryService {
   }
 
   /** The live agents of a human nullifier, in id order. */
-  async agentsByNullifier(chainId: string | number, nullifier: bigint): Promise<AgentsByNullifier> {
-    const queries = this.#network(chainId);
+  async agentsByNullifier(network: NetworkName, nullifier: bigint): Promise<AgentsByNullifier> {
+    const queries = this.#networks[network];
     const ids = await queries.cache.agentsForNullifier(nullifier);
     return {
       nullifier: nullifier.toString(),
@@ -283,8 +280,8 @@ export class AgentQueryService {
   }
 
   /** One eth_call when not cached, none when cached. */
-  async verify(chainId: string | number, agentId: bigint): Promise<VerifyResult> {
-    const queries = this.#network(chainId);
+  async verify(network: NetworkName, agentId: bigint): Promise<VerifyResult> {
+    const queries = this.#networks[network];
     const view = await queries.cache.agent(agentId);
     const ids = { agentId: Number(agentId), chainId: queries.gateway.chainId };
     if (!view.exists || !view.hasHumanProof) return { ...ids, ...NO_PROOF };
@@ -302,8 +299,8 @@ export class AgentQueryService {
   }
 
   /** One eth_call when not cached, none when cached; 404 for an agent that does not exist. */
-  async freshness(chainId: string | number, agentId: bigint): Promise<Freshness> {
-    const queries = this.#network(chainId);
+  async freshness(network: NetworkName, agentId: bigint): Promise<Freshness> {
+    const queries = this.#networks[network];
     const view = await this.#existing(queries, agentId);
     const expiresAt = view.hasHumanProof ? Number(view.proofExpiresAt) : 0;
     return {
@@ -316,8 +313,8 @@ export class AgentQueryService {
     };
   }
 
-  async reputation(chainId: string | number, agentId: bigint): Promise<Reputation> {
-    const queries = this.#network(chainId);
+  async reputation(network: NetworkName, agentId: bigint): Promise<Reputation> {
+    const queries = this.#networks[network];
     const view = await this.#existing(queries, agentId);
     const proof = proofFields(view);
     return {
@@ -328,8 +325,8 @@ export class AgentQueryService {
     };
   }
 
-  async verifyStatus(chainId: string | number, agentId: bigint): Promise<VerifyStatus> {
-    const queries = this.#network(chainId);
+  async verifyStatus(network: NetworkName, agentId: bigint): Promise<VerifyStatus> {
+    const queries = this.#networks[network];
     const view = await queries.cache.agent(agentId);
     if (!view.exists || !view.hasHumanProof) return { verified: false };
     return {
@@ -340,14 +337,14 @@ export class AgentQueryService {
     };
   }
 
-  async card(chainId: string | number, agentId: bigint): Promise<AgentCard> {
-    const queries = this.#network(chainId);
+  async card(network: NetworkName, agentId: bigint): Promise<AgentCard> {
+    const queries = this.#networks[network];
     const view = await this.#existing(queries, agentId);
     const { gateway } = queries;
     const proof = proofFields(view);
     return buildAgentCard({
       metadata: view.metadata,
-      serviceA2aUrl: `${this.#options.publicUrl}/api/a2a`,
+      serviceA2aUrl: `${this.#options.publicUrl}${A2A_PATH}`,
       networkLabel: NETWORKS[gateway.network].label,
       proofOfHuman: {
         agentId: Number(agentId),
@@ -366,10 +363,9 @@ export class AgentQueryService {
     });
   }
 
-  /** Where /.well-known/a2a/{agentId} sends the caller: the agent's card (chain default: mainnet). */
-  cardLocation(agentId: bigint, chain?: string | number): string {
-    const network = chain === undefined ? DEFAULT_NETWORK : resolveNetwork(chain);
-    return `/api/cards/${NETWORKS[network].chainId}/${agentId}`;
+  /** Where /.well-known/a2a/{agentId} sends the caller: the agent's card (network default: mainnet). */
+  cardLocation(agentId: bigint, network: NetworkName = DEFAULT_NETWORK): string {
+    return agentCardPath(NETWORKS[network].chainId, agentId);
   }
 
   discovery(): DiscoveryDocument {
@@ -394,7 +390,7 @@ export class AgentQueryService {
         'agent: verification, credentials, agent cards and A2A.',
       services: [
         { name: 'web', endpoint: publicUrl },
-        { name: 'A2A', endpoint: `${publicUrl}/api/a2a`, version: '0.3.0' },
+        { name: 'A2A', endpoint: `${publicUrl}${A2A_PATH}`, version: '0.3.0' },
       ],
       x402Support: false,
       active: true,

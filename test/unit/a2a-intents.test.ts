@@ -13,11 +13,11 @@ const ok = (parts: InputPart[]) => {
 describe('parseIntent', () => {
   it('reads a data part, mainnet by default', () => {
     const r = ok([data({ intent: 'verify', agentId: 5 })]);
-    expect(r).toMatchObject({ intent: 'verify', agentId: 5n, network: 'mainnet', chainId: 42220 });
+    expect(r).toMatchObject({ intent: 'verify', agentId: 5n, network: 'mainnet' });
   });
 
   it('uses testnet for network "testnet" or chainId 11142220 (number or text), mainnet for anything else', () => {
-    expect(ok([data({ intent: 'lookup', agentId: '3', network: 'testnet' })]).chainId).toBe(11142220);
+    expect(ok([data({ intent: 'lookup', agentId: '3', network: 'testnet' })]).network).toBe('testnet');
     expect(ok([data({ intent: 'lookup', agentId: 3, chainId: 11142220 })]).network).toBe('testnet');
     expect(ok([data({ intent: 'lookup', agentId: 3, chainId: '11142220' })]).network).toBe('testnet');
     expect(ok([data({ intent: 'lookup', agentId: 3, chainId: 42220 })]).network).toBe('mainnet');

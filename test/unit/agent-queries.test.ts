@@ -86,7 +86,7 @@ function service(view: AgentView): AgentQueryService {
 
 describe('AgentQueryService answers', () => {
   it("an Ed25519 agent's address is the one derived from its key", async () => {
-    const info = await service(agentView({})).info(11142220, 1n);
+    const info = await service(agentView({})).info('testnet', 1n);
     expect(info).toEqual({
       agentId: 1,
       chainId: 11142220,
@@ -99,13 +99,13 @@ describe('AgentQueryService answers', () => {
       registeredAt: 1_700_000_050,
       network: 'testnet',
     });
-    const card = await service(agentView({})).card('42220', 1n);
+    const card = await service(agentView({})).card('mainnet', 1n);
     expect(card.proofOfHuman).toMatchObject({ agentAddress: ED25519_ADDRESS, chainId: 42220, network: 'mainnet' });
   });
 
   it('an expired proof does not verify the agent, but its provider, strength and human stay visible', async () => {
     const expired = service(agentView({ proofExpiresAt: BigInt(NOW_S - 1), agentCountForHuman: 2n }));
-    expect(await expired.verify(42220, 1n)).toEqual({
+    expect(await expired.verify('mainnet', 1n)).toEqual({
       agentId: 1,
       chainId: 42220,
       isVerified: false,
@@ -116,23 +116,23 @@ describe('AgentQueryService answers', () => {
       humanNullifier: '123',
       agentCountForHuman: 2,
     });
-    expect(await expired.verifyStatus(42220, 1n)).toEqual({
+    expect(await expired.verifyStatus('mainnet', 1n)).toEqual({
       verified: false,
       proofType: 'passport',
       registeredAtBlock: '50',
       providerAddress: PROVIDER,
     });
-    expect(await expired.reputation(42220, 1n)).toEqual({ score: 100, hasProof: true, providerName: 'self', proofType: 'passport' });
-    expect((await expired.info(42220, 1n)).isVerified).toBe(false);
+    expect(await expired.reputation('mainnet', 1n)).toEqual({ score: 100, hasProof: true, providerName: 'self', proofType: 'passport' });
+    expect((await expired.info('mainnet', 1n)).isVerified).toBe(false);
   });
 
   it('a proof the chain already called stale is not verified either', async () => {
-    expect((await service(agentView({ isProofFresh: false })).verify(42220, 1n)).isVerified).toBe(false);
+    expect((await service(agentView({ isProofFresh: false })).verify('mainnet', 1n)).isVerified).toBe(false);
   });
 
   it('an agent without a proof gets the no-proof answers', async () => {
     const bare = service(agentView({ hasHumanProof: false, proofProvider: zeroAddress, nullifier: 0n, verificationStrength: 0, providerName: '' }));
-    expect(await bare.verify(11142220, 1n)).toEqual({
+    expect(await bare.verify('testnet', 1n)).toEqual({
       agentId: 1,
       chainId: 11142220,
       isVerified: false,
@@ -143,20 +143,16 @@ describe('AgentQueryService answers', () => {
       humanNullifier: '0',
       agentCountForHuman: 0,
     });
-    expect(await bare.verifyStatus(11142220, 1n)).toEqual({ verified: false });
-    expect(await bare.reputation(11142220, 1n)).toEqual({ score: 0, hasProof: false, providerName: '', proofType: 'unknown' });
+    expect(await bare.verifyStatus('testnet', 1n)).toEqual({ verified: false });
+    expect(await bare.reputation('testnet', 1n)).toEqual({ score: 0, hasProof: false, providerName: '', proofType: 'unknown' });
   });
 
   it('an agent that does not exist is 404 where the interface says not found', async () => {
     const none = service(agentView({ exists: false }));
-    await expect(none.info(11142220, 5n)).rejects.toMatchObject({ status: 404, message: 'Agent 5 not found on chain 11142220' });
-    await expect(none.card(42220, 5n)).rejects.toMatchObject({ status: 404, message: 'Agent 5 not found on chain 42220' });
-    await expect(none.reputation(42220, 5n)).rejects.toMatchObject({ status: 404 });
-    expect(await none.verifyStatus(42220, 5n)).toEqual({ verified: false });
-    expect((await none.verify(42220, 5n)).isVerified).toBe(false);
-  });
-
-  it('refuses any other chain', async () => {
-    await expect(service(agentView({})).verify(44787, 1n)).rejects.toMatchObject({ status: 400 });
+    await expect(none.info('testnet', 5n)).rejects.toMatchObject({ status: 404, message: 'Agent 5 not found on chain 11142220' });
+    await expect(none.card('mainnet', 5n)).rejects.toMatchObject({ status: 404, message: 'Agent 5 not found on chain 42220' });
+    await expect(none.reputation('mainnet', 5n)).rejects.toMatchObject({ status: 404 });
+    expect(await none.verifyStatus('mainnet', 5n)).toEqual({ verified: false });
+    expect((await none.verify('mainnet', 5n)).isVerified).toBe(false);
   });
 });

@@ -38,8 +38,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: agentParamsSchema,
       responses: { 200: { description: 'The agent', schema: agentInfoSchema }, 400: badParams, 404: notFound, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(agentInfoSchema, await queries.info(chainId, BigInt(agentId))));
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(agentInfoSchema, await queries.info(network, BigInt(agentId))));
       },
     },
     {
@@ -57,8 +57,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
         503: { description: "The index is still reading the registry's logs, or the service is stopping" },
       },
       handler: async (req, res) => {
-        const { chainId, address } = parseWith(humanParamsSchema, req.params, 'path');
-        res.json(documented(agentsByHumanSchema, await queries.agentsByHuman(chainId, address as Address)));
+        const { chainId: network, address } = parseWith(humanParamsSchema, req.params, 'path');
+        res.json(documented(agentsByHumanSchema, await queries.agentsByHuman(network, address as Address)));
       },
     },
     {
@@ -68,8 +68,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: nullifierParamsSchema,
       responses: { 200: { description: 'The agent ids', schema: agentsByNullifierSchema }, 400: badParams, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, nullifier } = parseWith(nullifierParamsSchema, req.params, 'path');
-        res.json(documented(agentsByNullifierSchema, await queries.agentsByNullifier(chainId, BigInt(nullifier))));
+        const { chainId: network, nullifier } = parseWith(nullifierParamsSchema, req.params, 'path');
+        res.json(documented(agentsByNullifierSchema, await queries.agentsByNullifier(network, BigInt(nullifier))));
       },
     },
     {
@@ -80,8 +80,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: agentParamsSchema,
       responses: { 200: { description: 'The verification', schema: verifySchema }, 400: badParams, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(verifySchema, await queries.verify(chainId, BigInt(agentId))));
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(verifySchema, await queries.verify(network, BigInt(agentId))));
       },
     },
     {
@@ -91,8 +91,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: agentParamsSchema,
       responses: { 200: { description: 'The card', schema: agentCardSchema }, 400: badParams, 404: notFound, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(agentCardSchema, await queries.card(chainId, BigInt(agentId))));
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(agentCardSchema, await queries.card(network, BigInt(agentId))));
       },
     },
     {
@@ -102,8 +102,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: agentParamsSchema,
       responses: { 200: { description: 'The reputation', schema: reputationSchema }, 400: badParams, 404: notFound, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(reputationSchema, await queries.reputation(chainId, BigInt(agentId))));
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(reputationSchema, await queries.reputation(network, BigInt(agentId))));
       },
     },
     {
@@ -114,8 +114,8 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       params: agentParamsSchema,
       responses: { 200: { description: 'The status', schema: verifyStatusSchema }, 400: badParams, 500: chainFailure },
       handler: async (req, res) => {
-        const { chainId, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(verifyStatusSchema, await queries.verifyStatus(chainId, BigInt(agentId))));
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(verifyStatusSchema, await queries.verifyStatus(network, BigInt(agentId))));
       },
     },
     {

@@ -2,7 +2,7 @@
 // 400 naming it) and the answers, as the OpenAPI document describes them.
 import { isAddress } from 'viem';
 import { z } from 'zod';
-import { NETWORK_NAMES, NETWORKS } from '../../core/networks.js';
+import { NETWORK_NAMES, NETWORKS, resolveNetwork } from '../../core/networks.js';
 import { PROOF_TYPES } from '../../core/proof-type.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
 import { DISCOVERY_CAPABILITIES, ERC8004_REGISTRATION_TYPE } from '../../services/agent-queries.js';
@@ -12,8 +12,10 @@ import { DISCOVERY_CAPABILITIES, ERC8004_REGISTRATION_TYPE } from '../../service
 const SUPPORTED_CHAIN_IDS = NETWORK_NAMES.map((name) => String(NETWORKS[name].chainId)) as [string, ...string[]];
 const chainList = NETWORK_NAMES.map((name) => `${NETWORKS[name].chainId} (${name})`).join(' or ');
 
+/** A supported chain id in the path or query, resolved to its network once, here. */
 const chainIdParam = z
   .enum(SUPPORTED_CHAIN_IDS, { error: (issue) => `unsupported chain ${JSON.stringify(issue.input ?? null)}: use ${chainList}` })
+  .transform((chainId) => resolveNetwork(chainId))
   .describe(`Chain id: ${chainList}`);
 
 /** Agent ids are minted from 1 upwards; above 2^53 - 1 none can exist (and JSON numbers would lose precision). */
