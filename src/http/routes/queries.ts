@@ -1,4 +1,6 @@
 import type { Address } from 'viem';
+import type { z } from 'zod';
+import type { NetworkName } from '../../core/networks.js';
 import type { AgentQueryService } from '../../services/agent-queries.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
@@ -26,24 +28,52 @@ const badParams: ResponseDoc = { description: 'Unsupported chainId, or a malform
 const notFound: ResponseDoc = { description: 'The agent was never minted on this chain, or has been burned' };
 const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
 
+/** What one agent read takes: its path, docs, answer schema, and the query that answers it. */
+interface AgentRead<S extends z.ZodType> {
+  path: string;
+  summary: string;
+  description?: string;
+  /** The answer for an agent that does not exist: 404, or a no-proof body. */
+  missing: '404' | 'no-proof body';
+  answer: { description: string; schema: S };
+  query: (network: NetworkName, agentId: bigint) => Promise<z.output<S>>;
+}
+
+/** GET {path} with {chainId}/{agentId}: parse, one query, the documented answer; cached one block. */
+function agentRead<S extends z.ZodType>(read: AgentRead<S>): Route {
+  const responses: Record<number, ResponseDoc> = { 200: read.answer, 400: badParams, 500: chainFailure };
+  if (read.missing === '404') responses[404] = notFound;
+  return {
+    method: 'get',
+    tags: TAGS,
+    cache: 'agent',
+    cors: 'public',
+    path: read.path,
+    summary: read.summary,
+    ...(read.description ? { description: read.description } : {}),
+    params: agentParamsSchema,
+    responses,
+    handler: async (req, res) => {
+      const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+      res.json(documented(read.answer.schema, await read.query(network, BigInt(agentId))));
+    },
+  };
+}
+
 /** The public queries and discovery documents (no authentication). */
 export function queryRoutes(queries: AgentQueryService): Route[] {
-  const agentRead = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
+  const list = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
   const discovery = { method: 'get', tags: DISCOVERY_TAGS, cache: 'discovery', cors: 'public' } as const;
   return [
-    {
-      ...agentRead,
+    agentRead({
       path: '/api/agent/info/{chainId}/{agentId}',
       summary: 'Agent info: address, verification, provider, credentials, registration time',
-      params: agentParamsSchema,
-      responses: { 200: { description: 'The agent', schema: agentInfoSchema }, 400: badParams, 404: notFound, 500: chainFailure },
-      handler: async (req, res) => {
-        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(agentInfoSchema, await queries.info(network, BigInt(agentId))));
-      },
-    },
+      missing: '404',
+      answer: { description: 'The agent', schema: agentInfoSchema },
+      query: (network, agentId) => queries.info(network, agentId),
+    }),
     {
-      ...agentRead,
+      ...list,
       path: '/api/agent/agents/{chainId}/{address}',
       summary: 'The agents of a human wallet',
       description:
@@ -62,7 +92,7 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       },
     },
     {
-      ...agentRead,
+      ...list,
       path: '/api/agent/agents-by-nullifier/{chainId}/{nullifier}',
       summary: 'The live agents of a human nullifier (for Sybil checks)',
       params: nullifierParamsSchema,
@@ -72,52 +102,36 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
         res.json(documented(agentsByNullifierSchema, await queries.agentsByNullifier(network, BigInt(nullifier))));
       },
     },
-    {
-      ...agentRead,
+    agentRead({
       path: '/api/agent/verify/{chainId}/{agentId}',
       summary: 'Does the agent have a proof of human, from which provider, and how many agents does its human have',
       description: 'An agent without a proof, or that does not exist, gets the no-proof answer (not 404).',
-      params: agentParamsSchema,
-      responses: { 200: { description: 'The verification', schema: verifySchema }, 400: badParams, 500: chainFailure },
-      handler: async (req, res) => {
-        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(verifySchema, await queries.verify(network, BigInt(agentId))));
-      },
-    },
-    {
-      ...agentRead,
+      missing: 'no-proof body',
+      answer: { description: 'The verification', schema: verifySchema },
+      query: (network, agentId) => queries.verify(network, agentId),
+    }),
+    agentRead({
       path: '/api/cards/{chainId}/{agentId}',
       summary: "The agent's A2A agent card, with its proof of human",
-      params: agentParamsSchema,
-      responses: { 200: { description: 'The card', schema: agentCardSchema }, 400: badParams, 404: notFound, 500: chainFailure },
-      handler: async (req, res) => {
-        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(agentCardSchema, await queries.card(network, BigInt(agentId))));
-      },
-    },
-    {
-      ...agentRead,
+      missing: '404',
+      answer: { description: 'The card', schema: agentCardSchema },
+      query: (network, agentId) => queries.card(network, agentId),
+    }),
+    agentRead({
       path: '/api/reputation/{chainId}/{agentId}',
       summary: "Reputation: the proof provider's strength and its label",
-      params: agentParamsSchema,
-      responses: { 200: { description: 'The reputation', schema: reputationSchema }, 400: badParams, 404: notFound, 500: chainFailure },
-      handler: async (req, res) => {
-        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(reputationSchema, await queries.reputation(network, BigInt(agentId))));
-      },
-    },
-    {
-      ...agentRead,
+      missing: '404',
+      answer: { description: 'The reputation', schema: reputationSchema },
+      query: (network, agentId) => queries.reputation(network, agentId),
+    }),
+    agentRead({
       path: '/api/verify-status/{chainId}/{agentId}',
       summary: 'Verification status',
       description: 'Only {"verified": false} for an agent without a proof, or that does not exist.',
-      params: agentParamsSchema,
-      responses: { 200: { description: 'The status', schema: verifyStatusSchema }, 400: badParams, 500: chainFailure },
-      handler: async (req, res) => {
-        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-        res.json(documented(verifyStatusSchema, await queries.verifyStatus(network, BigInt(agentId))));
-      },
-    },
+      missing: 'no-proof body',
+      answer: { description: 'The status', schema: verifyStatusSchema },
+      query: (network, agentId) => queries.verifyStatus(network, agentId),
+    }),
     {
       ...discovery,
       path: '/.well-known/a2a/{agentId}',

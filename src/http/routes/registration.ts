@@ -15,12 +15,10 @@ import {
 } from '../schemas/registration.js';
 import { sessionTokenOf } from '../session-token.js';
 import { documented, parseWith } from '../validation.js';
-import { chainFailure, followUpRoutes, tokenErrors } from './session-follow-up.js';
+import { badRequest, chainFailure, followUpRoutes, tokenErrors, tooMany } from './session-follow-up.js';
 
 const TAGS = ['Registration'];
 const BASE = SESSION_BASE_PATHS.register;
-const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
-const tooMany: ResponseDoc = { description: 'Too many session creations from this address (10 per minute)' };
 
 /** POST /api/agent/register, its challenges, and the session's status, QR, callback and export. */
 export function registrationRoutes(registration: RegistrationService): Route[] {

@@ -10,6 +10,8 @@ import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
 
 export const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
+export const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
+export const tooMany: ResponseDoc = { description: 'Too many session creations from this address (10 per minute)' };
 export const tokenErrors: Record<number, ResponseDoc> = {
   400: { description: 'No session token, or a token of another kind of session' },
   401: { description: 'The session token is invalid or altered' },

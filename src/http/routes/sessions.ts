@@ -21,11 +21,9 @@ import {
 } from '../schemas/sessions.js';
 import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
-import { chainFailure, followUpRoutes, tokenErrors } from './session-follow-up.js';
+import { badRequest, chainFailure, followUpRoutes, tokenErrors, tooMany } from './session-follow-up.js';
 
 const TAGS = ['Other sessions'];
-const badRequest: ResponseDoc = { description: 'Invalid parameters or body; the message says what to fix' };
-const tooMany: ResponseDoc = { description: 'Too many session creations from this address (10 per minute)' };
 
 /** What a flow's routes need from its service. */
 interface FlowService<Start, Session, Status> {
