@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 import { SESSION_BASE_PATHS } from '../../core/endpoints.js';
 import type { RegistrationService } from '../../services/registration.js';
-import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
 import {
   challengeRequestSchema,
