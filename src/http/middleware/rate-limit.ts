@@ -43,6 +43,8 @@ export function perClientLimit(limiter: RateLimiter): RequestHandler {
     legacyHeaders: false,
     store: new LimiterStore(limiter),
     keyGenerator: (req) => clientKeyOf(req.ip),
+    // clientKeyOf is ipKeyGenerator (IPv6 by /56); the library's source scan cannot see through the call
+    validate: { keyGeneratorIpFallback: false },
     handler: (req, res, _next, options) => {
       // the counted window of this request (express-rate-limit puts it on the request)
       const resetAt = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit?.resetTime?.getTime() ?? Date.now() + windowMs;
