@@ -1,6 +1,5 @@
 // The fields every session response carries: a refreshed token (same session, same expiry), the stage,
 // the time left, and what the human should do now.
-
 import type { SessionRecord, SessionStage } from '../sessions/session-record.js';
 import type { SessionClaims, SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
