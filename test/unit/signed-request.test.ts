@@ -1,0 +1,138 @@
+// Signed agent requests: the shared vectors reproduce byte for byte (canonical URL, body hash, message,
+// signature, signer), Ed25519 signs and verifies over the same message, and the verifier's pure checks refuse
+// what they must (missing headers, timestamps that are not plain integers or out of the window, tampering).
+import { readFileSync } from 'node:fs';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
+import {
+  AGENT_HEADERS,
+  bodyHash,
+  canonicalUrl,
+  type HeaderBag,
+  recoverRequestSigner,
+  requestMessage,
+  signedHeaders,
+} from '../../src/core/signed-request.js';
+import { hasSharedFile, sharedPath } from '../support/shared.js';
+
+const VECTORS = 'data/vectors/request-signing-vectors.json';
+
+interface Vector {
+  timestamp: string;
+  method: string;
+  url: string;
+  body: string | null;
+  body_hash: Hex;
+  message: Hex;
+  signature: Hex;
+  recovered_address: string;
+  agent_key: Hex;
+}
+
+describe.skipIf(!hasSharedFile(VECTORS))('request-signing vectors', () => {
+  const file = hasSharedFile(VECTORS)
+    ? (JSON.parse(readFileSync(sharedPath(VECTORS), 'utf8')) as { private_key: Hex; vectors: Vector[] })
+    : undefined;
+
+  it('reproduces every body hash, message and signature, and recovers the signer', async () => {
+    const account = privateKeyToAccount(file!.private_key);
+    expect(file!.vectors.length).toBeGreaterThan(0);
+    for (const v of file!.vectors) {
+      const content = { timestamp: v.timestamp, method: v.method, url: v.url, body: v.body };
+      expect(bodyHash(v.body), v.url).toBe(v.body_hash);
+      expect(requestMessage(content), `${v.method} ${v.url}`).toBe(v.message);
+      const headers = await signedHeaders({ type: 'secp256k1', account }, content);
+      expect(headers[AGENT_HEADERS.signature]).toBe(v.signature);
+      const check = await recoverRequestSigner(headers, content, Number(v.timestamp));
+      expect(check).toMatchObject({
+        ok: true,
+        message: v.message,
+        signer: { keyType: 'secp256k1', agentAddress: v.recovered_address, agentKey: v.agent_key },
+      });
+    }
+  });
+});
+
+describe('canonicalUrl', () => {
+  it('keeps the path and query of a full URL, not its origin or fragment', () => {
+    expect(canonicalUrl('https://api.example.com/search?q=test&page=2#top')).toBe('/search?q=test&page=2');
+    expect(canonicalUrl('http://api.example.com')).toBe('/');
+    expect(canonicalUrl('/api/demo/verify?network=testnet')).toBe('/api/demo/verify?network=testnet');
+    expect(canonicalUrl('?a=1')).toBe('/?a=1');
+    expect(canonicalUrl('api/demo')).toBe('/api/demo');
+    expect(canonicalUrl('')).toBe('');
+  });
+
+  it('signs a full URL and its path alike', () => {
+    const base = { timestamp: '1', method: 'post', body: '{}' };
+    expect(requestMessage({ ...base, url: 'https://svc.example/api/demo/verify?x=1' })).toBe(
+      requestMessage({ ...base, url: '/api/demo/verify?x=1' }),
+    );
+  });
+});
+
+describe('recoverRequestSigner', () => {
+  const account = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+  const seed = ed25519.utils.randomSecretKey();
+  const request = { method: 'POST', url: '/api/demo/verify', body: '{"hello":"agents"}' };
+  const now = 1_800_000_000_000;
+  const sign = (signer: Parameters<typeof signedHeaders>[0], timestamp = String(now)) => signedHeaders(signer, { ...request, timestamp });
+
+  it('an Ed25519 agent signs the same message and is named by its raw key and derived address', async () => {
+    const headers = await sign({ type: 'ed25519', seed });
+    const key = bytesToHex(ed25519.getPublicKey(seed));
+    expect(headers[AGENT_HEADERS.keyType]).toBe('ed25519');
+    expect(headers[AGENT_HEADERS.key]).toBe(key);
+    expect(await recoverRequestSigner(headers, request, now)).toMatchObject({
+      ok: true,
+      signer: { keyType: 'ed25519', agentKey: key, agentAddress: ed25519AgentAddress(key) },
+    });
+  });
+
+  it('refuses missing headers, timestamps that are not plain integers, and timestamps out of the window', async () => {
+    const headers = await sign({ type: 'secp256k1', account });
+    const without = (name: string): HeaderBag => Object.fromEntries(Object.entries(headers).filter(([key]) => key !== name));
+    expect(await recoverRequestSigner(without(AGENT_HEADERS.signature), request, now)).toEqual({
+      ok: false,
+      error: 'Missing agent authentication headers',
+    });
+    expect(await recoverRequestSigner(without(AGENT_HEADERS.timestamp), request, now)).toEqual({
+      ok: false,
+      error: 'Missing agent authentication headers',
+    });
+    for (const timestamp of [new Date(now).toISOString(), `${now}.5`, '-1', ' 1', '']) {
+      expect(await recoverRequestSigner({ ...headers, [AGENT_HEADERS.timestamp]: timestamp }, request, now), timestamp).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/^Timestamp/),
+      });
+    }
+    expect((await recoverRequestSigner(await sign({ type: 'secp256k1', account }, String(now - 300_001)), request, now)).ok).toBe(false);
+    expect((await recoverRequestSigner(await sign({ type: 'secp256k1', account }, String(now + 300_001)), request, now)).ok).toBe(false);
+    expect((await recoverRequestSigner(await sign({ type: 'secp256k1', account }, String(now - 300_000)), request, now)).ok).toBe(true);
+  });
+
+  it('a changed body, path or method names another signer (ECDSA) or none (Ed25519)', async () => {
+    const ecdsa = await sign({ type: 'secp256k1', account });
+    const ed = await sign({ type: 'ed25519', seed });
+    for (const changed of [
+      { ...request, body: '{"hello":"humans"}' },
+      { ...request, url: '/api/demo/census' },
+      { ...request, method: 'GET' },
+    ]) {
+      const recovered = await recoverRequestSigner(ecdsa, changed, now);
+      expect(recovered.ok && recovered.signer.agentAddress).not.toBe(account.address);
+      expect(await recoverRequestSigner(ed, changed, now)).toEqual({ ok: false, error: 'Invalid Ed25519 signature' });
+    }
+    expect(await recoverRequestSigner({ ...ed, [AGENT_HEADERS.key]: undefined }, request, now)).toEqual({
+      ok: false,
+      error: 'Missing agent key for Ed25519 verification',
+    });
+    expect(await recoverRequestSigner({ ...ecdsa, [AGENT_HEADERS.signature]: '0x1234' }, request, now)).toEqual({
+      ok: false,
+      error: 'Invalid signature',
+    });
+  });
+});
