@@ -13,6 +13,12 @@ export interface KeyValueStore {
    */
   update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined>;
   delete(key: string): Promise<void>;
+  /**
+   * Atomic set-if-absent (a claim): stores `value` for `ttlMs` and resolves true if no live entry had the key,
+   * else changes nothing and resolves false. Replay guards use it: a second claim of the same key fails,
+   * across instances sharing the store and across restarts.
+   */
+  setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean>;
   /** Fixed-window counter: increments key's count, creating it with expiry now+windowMs if absent/expired. */
   increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
   close(): Promise<void>;

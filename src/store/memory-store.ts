@@ -52,6 +52,13 @@ export class MemoryStore implements KeyValueStore {
     this.#entries.delete(key);
   }
 
+  async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
+    const now = this.#clock();
+    if (this.#live(key, now)) return false;
+    this.#write(key, { text: encodeValue(value), expiresAt: expiryFor(now, ttlMs) });
+    return true;
+  }
+
   async increment(key: string, windowMs: number): Promise<WindowCounter> {
     const now = this.#clock();
     const entry = this.#live(key, now);

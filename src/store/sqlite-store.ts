@@ -90,6 +90,16 @@ export class SqliteStore implements KeyValueStore {
     this.#remove.run(key);
   }
 
+  async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
+    let claimed = false;
+    this.#readModifyWrite.immediate(key, (current, now) => {
+      if (current) return current; // a live entry: written back unchanged
+      claimed = true;
+      return { value: encodeValue(value), expires_at: expiryFor(now, ttlMs) };
+    });
+    return claimed;
+  }
+
   async increment(key: string, windowMs: number): Promise<WindowCounter> {
     const row = this.#readModifyWrite.immediate(key, (current, now) => {
       const counter = nextCounter(current ? decodeValue<WindowCounter>(current.value) : undefined, now, windowMs);

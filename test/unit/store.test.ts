@@ -131,6 +131,16 @@ describe.each(adapters)('%s', (_name, open) => {
     expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
+  it('setIfAbsent: the first claim of a key wins until its ttl ends; concurrent claims, exactly one', async () => {
+    expect(await store.setIfAbsent('replay:x', 1, 1_000)).toBe(true);
+    expect(await store.setIfAbsent('replay:x', 2, 1_000)).toBe(false);
+    expect(await store.get('replay:x')).toBe(1);
+    now += 1_000;
+    expect(await store.setIfAbsent('replay:x', 3, 1_000)).toBe(true);
+    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => store.setIfAbsent('replay:race', i, 1_000)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+  });
+
   it('refuses values and ttls it cannot keep', async () => {
     await expect(store.set('fn', () => 1)).rejects.toThrow(TypeError);
     await expect(store.set('k', 1, Number.NaN)).rejects.toThrow(RangeError);
@@ -144,11 +154,13 @@ describe('SqliteStore on disk', () => {
     const first = new SqliteStore(path);
     await first.set('session:abc', { stage: 'qr-ready', agentId: 7n }, 60_000);
     await first.increment('rate:ip', 60_000);
+    expect(await first.setIfAbsent('replay:sig', 1, 60_000)).toBe(true);
     await first.close();
 
     const second = new SqliteStore(path);
     expect(await second.get('session:abc')).toEqual({ stage: 'qr-ready', agentId: 7n });
     expect((await second.increment('rate:ip', 60_000)).count).toBe(2);
+    expect(await second.setIfAbsent('replay:sig', 1, 60_000), 'a claim survives the restart').toBe(false);
     await second.close();
   });
 
