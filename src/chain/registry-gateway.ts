@@ -93,8 +93,13 @@ export class RegistryGateway {
   }
 
   /** The agent id of an agent key (padded address or raw Ed25519 key); 0n when unknown. */
-  agentIdOf(agentKey: Hex): Promise<bigint> {
-    return this.client.readContract({ ...this.registry, functionName: 'getAgentId', args: [agentKey] });
+  agentIdOf(agentKey: Hex, blockNumber?: bigint): Promise<bigint> {
+    return this.client.readContract({
+      ...this.registry,
+      functionName: 'getAgentId',
+      args: [agentKey],
+      ...(blockNumber !== undefined ? { blockNumber } : {}),
+    });
   }
 
   /**

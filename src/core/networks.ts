@@ -28,3 +28,10 @@ export function resolveNetwork(value: string | number): NetworkName {
 }
 
 export const chainIdOf = (network: NetworkName): ChainId => NETWORKS[network].chainId;
+
+/** Other names of the networks, as the demo endpoints of other deployments take them. */
+const NETWORK_ALIASES: Readonly<Record<string, NetworkName>> = { 'celo-mainnet': 'mainnet', 'celo-sepolia': 'testnet' };
+
+/** A network by name, alias (celo-mainnet, celo-sepolia) or chain id; 400 for anything else, never a fallback. */
+export const resolveNetworkOrAlias = (value: string | number): NetworkName =>
+  typeof value === 'string' && Object.hasOwn(NETWORK_ALIASES, value) ? (NETWORK_ALIASES[value] as NetworkName) : resolveNetwork(value);

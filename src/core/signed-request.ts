@@ -84,7 +84,10 @@ export interface RequestSignerIdentity {
   agentAddress: Address;
 }
 
-export type SignatureCheck = { ok: true; signer: RequestSignerIdentity; message: Hex } | { ok: false; error: string };
+/** A good signature: who signed, the message, and the signature and timestamp as checked. */
+export type SignatureCheck =
+  | { ok: true; signer: RequestSignerIdentity; message: Hex; signature: Hex; timestamp: number }
+  | { ok: false; error: string };
 
 /** Header values as a server sees them (lowercase names). */
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
@@ -130,10 +133,22 @@ export async function recoverRequestSigner(headers: HeaderBag, request: Omit<Sig
       signature.length === 130 &&
       ed25519Verifies(signature, message, key);
     if (!valid) return { ok: false, error: 'Invalid Ed25519 signature' };
-    return { ok: true, message, signer: { keyType: 'ed25519', agentKey: key, agentAddress: ed25519AgentAddress(key) } };
+    return {
+      ok: true,
+      message,
+      signature,
+      timestamp: Number(timestamp),
+      signer: { keyType: 'ed25519', agentKey: key, agentAddress: ed25519AgentAddress(key) },
+    };
   }
   if (!isHex(signature) || signature.length !== 132) return { ok: false, error: 'Invalid signature' };
   const agentAddress = await recoverMessageAddress({ message: { raw: message }, signature }).catch(() => undefined);
   if (!agentAddress) return { ok: false, error: 'Invalid signature' };
-  return { ok: true, message, signer: { keyType: 'secp256k1', agentKey: addressAgentKey(agentAddress), agentAddress } };
+  return {
+    ok: true,
+    message,
+    signature,
+    timestamp: Number(timestamp),
+    signer: { keyType: 'secp256k1', agentKey: addressAgentKey(agentAddress), agentAddress },
+  };
 }

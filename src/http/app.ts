@@ -14,6 +14,7 @@ import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { expressPath, type Route } from './route.js';
 import { RoutePolicies } from './route-policies.js';
 import { type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
+import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -43,8 +44,12 @@ const API_TAGS = [
   { name: 'Public queries', description: 'What anyone may ask about an agent, without authentication' },
   { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
   { name: 'A2A', description: 'Agent-to-agent JSON-RPC endpoint (A2A v1.0 and v0.3)' },
+  { name: 'Demo', description: 'Agents use their identity: signed agent requests checked against the registry' },
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
+
+/** Largest request body: the interface's limit. */
+const BODY_LIMIT = '200kb';
 
 /** Every endpoint of the service, in the order express tries them. */
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
@@ -54,6 +59,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
+    ...demoRoutes(deps.services),
     ...metricsRoutes(metrics),
   ];
   let document: OpenApiDocument | undefined;
@@ -90,15 +96,18 @@ export function createApp(deps: AppDeps): Express {
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
   };
+  const text = express.text({ type: () => true, limit: BODY_LIMIT });
   const mount = (route: Route): void => {
-    const before = route.limit ? [limits[route.limit]] : [];
+    const before = [...(route.limit ? [limits[route.limit]] : []), ...(route.textBody ? [text] : [])];
     app[route.method](expressPath(route.path), ...before, route.handler);
   };
-  // Handlers that read their own body (A2A's JSON-RPC) come before the JSON body parser; every other answer,
-  // an unknown path's included, is parsed as JSON first, so a malformed body is a 400 wherever it is sent.
-  for (const route of routes.filter((r) => r.ownBody)) mount(route);
-  app.use(express.json({ limit: '200kb' }));
-  for (const route of routes.filter((r) => !r.ownBody)) mount(route);
+  // Handlers that read their own body (A2A's JSON-RPC) or need its exact text (signed requests) come before the
+  // JSON body parser; every other answer, an unknown path's included, is parsed as JSON first, so a malformed
+  // body is a 400 wherever it is sent.
+  const ownBody = (route: Route): boolean => Boolean(route.ownBody || route.textBody);
+  for (const route of routes.filter(ownBody)) mount(route);
+  app.use(express.json({ limit: BODY_LIMIT }));
+  for (const route of routes.filter((r) => !ownBody(r))) mount(route);
 
   app.use('/api', notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -31,6 +31,8 @@ export interface Route extends RouteDoc {
   limit?: 'session-creation';
   /** The handler reads its own body (the A2A SDK's JSON-RPC handler); otherwise a route with `body` gets express.json. */
   ownBody?: boolean;
+  /** The handler gets the raw body text (a signature covers its exact bytes); parsed JSON would lose them. */
+  textBody?: boolean;
   /** Served, but not part of the API document (the docs page's asset files). */
   undocumented?: boolean;
   handler: RequestHandler;

@@ -19,6 +19,8 @@
 // admin switching the registry's selfProofProvider to an already approved provider (no event is emitted then).
 // Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
 // cached isProofFresh alone. Chain reorganisations are not handled (Celo's blocks are final in practice).
+
+import type { Hex } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
@@ -111,6 +113,8 @@ export interface AgentCacheOptions {
   lens: Pick<AgentLens, 'agent' | 'agentsForNullifier'>;
   /** Unix time of a block (a chain read; cached here forever, since a block's timestamp never changes). */
   blockTimestamp: (blockNumber: bigint) => Promise<number>;
+  /** The agent id of an agent key (0 when none) at a block, or at the latest block without one. */
+  agentIdOf: (agentKey: Hex, blockNumber?: bigint) => Promise<bigint>;
   follower: RegistryEventFollower;
   metrics: Metrics;
   /** Per kind of entry (agents, nullifier lists, block timestamps); default 100,000. */
@@ -119,13 +123,39 @@ export interface AgentCacheOptions {
 
 const DEFAULT_MAX_ENTRIES = 100_000;
 
-/** One network's cached agent views, nullifier lists and block timestamps. */
+/** A map from a key to a set of values, for the reverse lookups invalidation needs. */
+class SetMap<K, V> {
+  readonly #sets = new Map<K, Set<V>>();
+
+  add(key: K, value: V): void {
+    const set = this.#sets.get(key);
+    if (set) set.add(value);
+    else this.#sets.set(key, new Set([value]));
+  }
+
+  delete(key: K, value: V): void {
+    const set = this.#sets.get(key);
+    set?.delete(value);
+    if (set?.size === 0) this.#sets.delete(key);
+  }
+
+  /** The values of `key`, copied (callers delete while iterating). */
+  values(key: K): V[] {
+    return [...(this.#sets.get(key) ?? [])];
+  }
+}
+
+/** One network's cached agent views, agent ids by key, nullifier lists and block timestamps. */
 export class AgentCache {
   readonly #options: AgentCacheOptions;
   readonly #agents: BlockCheckedCache<bigint, AgentView>;
   readonly #nullifierLists: BlockCheckedCache<bigint, readonly bigint[]>;
   /** Cached agents by their nullifier, to drop them when the nullifier's agent count changes. */
-  readonly #agentsOfNullifier = new Map<bigint, Set<bigint>>();
+  readonly #agentsOfNullifier = new SetMap<bigint, bigint>();
+  /** Agent ids by agent key (0n: no agent), what a signed request's key resolves to. */
+  readonly #agentIds: BlockCheckedCache<Hex, bigint>;
+  /** Cached keys by the agent id they resolved to, to drop them with the agent (0n: the keys of no agent yet). */
+  readonly #keysOfAgent = new SetMap<bigint, Hex>();
   readonly #blockTimes = new Map<bigint, number>();
   readonly #blockTimesLoading = new Map<bigint, Promise<number>>();
   readonly #unsubscribe: () => void;
@@ -139,27 +169,38 @@ export class AgentCache {
       metrics,
       maxEntries,
       onStore: (agentId, view) => {
-        if (view.nullifier === 0n) return;
-        let set = this.#agentsOfNullifier.get(view.nullifier);
-        if (!set) {
-          set = new Set();
-          this.#agentsOfNullifier.set(view.nullifier, set);
-        }
-        set.add(agentId);
+        if (view.nullifier !== 0n) this.#agentsOfNullifier.add(view.nullifier, agentId);
       },
-      onEvict: (agentId, view) => {
-        const set = this.#agentsOfNullifier.get(view.nullifier);
-        set?.delete(agentId);
-        if (set?.size === 0) this.#agentsOfNullifier.delete(view.nullifier);
-      },
+      onEvict: (agentId, view) => this.#agentsOfNullifier.delete(view.nullifier, agentId),
     });
     this.#nullifierLists = new BlockCheckedCache('nullifier-agents', { follower, metrics, maxEntries });
+    this.#agentIds = new BlockCheckedCache('agent-key', {
+      follower,
+      metrics,
+      maxEntries,
+      onStore: (agentKey, agentId) => this.#keysOfAgent.add(agentId, agentKey),
+      onEvict: (agentKey, agentId) => this.#keysOfAgent.delete(agentId, agentKey),
+    });
     this.#unsubscribe = follower.subscribe((logs) => this.apply(logs));
   }
 
   /** The agent's view: from the cache, or one eth_call. */
   agent(agentId: bigint): Promise<AgentView> {
     return this.#agents.get(agentId, () => this.#options.lens.agent(agentId));
+  }
+
+  /**
+   * The agent id of an agent key (0n for none): from the cache, or one eth_call at the block the log follower
+   * has processed, so the answer is storable and any later change reaches it as an event.
+   */
+  agentIdOf(agentKey: Hex): Promise<bigint> {
+    const key = agentKey.toLowerCase() as Hex;
+    return this.#agentIds.get(key, async () => {
+      const { follower } = this.#options;
+      const blockNumber = follower.isLive() ? follower.processedBlock : undefined;
+      const agentId = await this.#options.agentIdOf(key, blockNumber);
+      return { blockNumber: blockNumber ?? -1n, value: agentId };
+    });
   }
 
   /** The live agents of a nullifier (registry order): from the cache, or one eth_call. */
@@ -205,19 +246,28 @@ export class AgentCache {
       if (effect.kind === 'all') {
         this.#agents.clear();
         this.#nullifierLists.clear();
+        this.#agentIds.clear();
         continue;
       }
       this.#agents.delete(effect.agentId);
+      for (const agentKey of this.#keysOfAgent.values(effect.agentId)) this.#agentIds.delete(agentKey);
+      // a mint or a burn: a key that had no agent may have one now
+      if (effect.owner !== undefined) for (const agentKey of this.#keysOfAgent.values(0n)) this.#agentIds.delete(agentKey);
       if (effect.nullifier !== undefined) {
-        for (const agentId of [...(this.#agentsOfNullifier.get(effect.nullifier) ?? [])]) this.#agents.delete(agentId);
+        for (const agentId of this.#agentsOfNullifier.values(effect.nullifier)) this.#agents.delete(agentId);
         this.#nullifierLists.delete(effect.nullifier);
       }
     }
   }
 
   /** Entries held, for tests and diagnostics. */
-  get size(): { agents: number; nullifierLists: number; blockTimestamps: number } {
-    return { agents: this.#agents.size, nullifierLists: this.#nullifierLists.size, blockTimestamps: this.#blockTimes.size };
+  get size(): { agents: number; agentKeys: number; nullifierLists: number; blockTimestamps: number } {
+    return {
+      agents: this.#agents.size,
+      agentKeys: this.#agentIds.size,
+      nullifierLists: this.#nullifierLists.size,
+      blockTimestamps: this.#blockTimes.size,
+    };
   }
 
   close(): void {

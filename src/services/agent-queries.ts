@@ -12,7 +12,7 @@
 // - Agent lists (by human, by nullifier) are in ascending id order.
 // - The log followers are started by the composition root (start()); if nothing started them, the first
 //   agents-by-human request starts its network's follower (until stop() is called).
-import { type Address, getAddress, zeroAddress } from 'viem';
+import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
@@ -179,6 +179,7 @@ export class AgentQueryService {
       network: gateway.network,
       lens: gateway.lens,
       blockTimestamp: (blockNumber) => gateway.blockTimestamp(blockNumber),
+      agentIdOf: (agentKey, blockNumber) => gateway.registry.agentIdOf(agentKey, blockNumber),
       follower,
       metrics,
     });
@@ -255,6 +256,18 @@ export class AgentQueryService {
       registeredAt,
       network: queries.gateway.network,
     };
+  }
+
+  /**
+   * The agent an agent key names, with its public state and whether it has a proof that has not expired; none
+   * for a key never registered or deregistered. Warm (key and agent cached), it costs no RPC.
+   */
+  async agentByKey(network: NetworkName, agentKey: Hex): Promise<{ agentId: bigint; view: AgentView; isVerified: boolean } | undefined> {
+    const { cache } = this.#networks[network];
+    const agentId = await cache.agentIdOf(agentKey);
+    if (agentId === 0n) return undefined;
+    const view = await cache.agent(agentId);
+    return view.exists ? { agentId, view, isVerified: this.#isVerified(view) } : undefined;
   }
 
   /** Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts). */
@@ -426,7 +439,7 @@ function proofFields(view: AgentView): { provider: Address; strength: number } {
   return view.hasHumanProof ? { provider: view.proofProvider, strength: view.verificationStrength } : { provider: zeroAddress, strength: 0 };
 }
 
-function interfaceCredentials(view: AgentView): InterfaceCredentials {
+export function interfaceCredentials(view: AgentView): InterfaceCredentials {
   const shown = publicCredentials(view.credentials);
   return { ...shown, nationality: shown.nationality ?? '' };
 }

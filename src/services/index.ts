@@ -6,6 +6,7 @@ import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
+import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
 import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
@@ -13,6 +14,7 @@ import { RefreshService } from './refresh.js';
 import { RegistrationService } from './registration.js';
 import { SessionWatcher } from './session-watch.js';
 import { Sessions } from './sessions.js';
+import { SignedRequestVerifier } from './signed-requests.js';
 
 export interface ServiceOptions {
   chains: ChainGateway;
@@ -50,6 +52,10 @@ export interface Services {
   /** Follows open sessions until they end. */
   watcher: SessionWatcher;
   limits: Limits;
+  /** Who signed a request, and whether that agent is backed by a human now. */
+  signedRequests: SignedRequestVerifier;
+  /** The demo endpoints' use cases. */
+  demo: { verify: DemoVerifyService };
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -88,5 +94,7 @@ export function createServices(options: ServiceOptions): Services {
     registryActivity: (network, listener) => queries.onRegistryActivity(network, listener),
     ...options.sessionWatch,
   });
-  return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits };
+  const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
+  const demo = { verify: new DemoVerifyService(signedRequests, options.store) };
+  return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
 }

@@ -16,6 +16,7 @@ import type { RequestedDisclosures } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services/index.js';
+import type { KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { expectSubmitted, submitProof } from './agents.js';
 import { LOCAL, type TestSystem } from './chain.js';
@@ -52,6 +53,8 @@ export interface QueryTestAppOptions {
   publicUrl?: string;
   /** Start the log followers (default true). */
   start?: boolean;
+  /** Default: a new in-memory store. */
+  store?: KeyValueStore;
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -73,7 +76,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     });
   const chains = new ChainGateway({ mainnet: counted(networks.mainnet), testnet: counted(networks.testnet) });
   const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
-  const store = new MemoryStore();
+  const store = options.store ?? new MemoryStore();
   const sessionSecret = randomBytes(32);
   const services = createServices({
     chains,

@@ -120,6 +120,7 @@ describe('AgentCache', () => {
       network: 'testnet',
       lens,
       blockTimestamp: async () => 0,
+      agentIdOf: async () => 0n,
       follower: follower as unknown as RegistryEventFollower,
       metrics: new Metrics(),
     });

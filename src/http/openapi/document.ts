@@ -54,6 +54,8 @@ const ref = (id: string): JsonSchema => ({ $ref: `${REF_PREFIX}${id}` });
 /** Where zod puts named schemas that are nested in a converted one without being converted themselves. */
 const SHARED_REF = /^#\/components\/schemas\/__shared#\/\$defs\/(.+)$/;
 const SESSION_SCHEME = 'sessionToken';
+const SIGNATURE_SCHEME = 'agentSignature';
+const TIMESTAMP_SCHEME = 'agentTimestamp';
 
 type Io = 'input' | 'output';
 
@@ -266,6 +268,9 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
         }),
       ),
       ...(route.sessionToken ? { security: [{ [SESSION_SCHEME]: [] }, {}] } : {}),
+      ...(route.signedRequest
+        ? { security: [{ [SIGNATURE_SCHEME]: [], [TIMESTAMP_SCHEME]: [] }, ...(route.signedRequest === 'optional' ? [{}] : [])] }
+        : {}),
     };
     const item = paths[route.path] ?? {};
     paths[route.path] = item;
@@ -300,6 +305,21 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
     components: {
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       securitySchemes: {
+        [SIGNATURE_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-svc-agent-signature',
+          description:
+            'Signed agent request: the agent signs keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex) — ' +
+            'personal_sign for secp256k1 agents; Ed25519 agents sign the 32 bytes and add x-svc-agent-keytype: ed25519 and ' +
+            'x-svc-agent-key (the raw public key). x-svc-agent-address is informational.',
+        },
+        [TIMESTAMP_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-svc-agent-timestamp',
+          description: 'Unix milliseconds (decimal digits) within 5 minutes of the server clock; part of the signed message.',
+        },
         [SESSION_SCHEME]: {
           type: 'http',
           scheme: 'bearer',

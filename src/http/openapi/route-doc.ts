@@ -22,5 +22,7 @@ export interface RouteDoc {
   body?: z.ZodType;
   /** Which session token transports apply (documented as security/parameters). */
   sessionToken?: 'query-or-bearer' | 'query-bearer-or-body';
+  /** 'required': a signed agent request (x-svc-agent-* headers); 'optional': signed or anonymous. */
+  signedRequest?: 'required' | 'optional';
   responses: Record<number, ResponseDoc>;
 }

@@ -1,0 +1,85 @@
+// The demo endpoints: agents use their identity. Each POST is a thin route over a demo service; each GET
+// describes its endpoint to an agent (headers, how to sign, body). The signature covers the raw body text, so
+// these routes read the body as text and leave its parsing to the service.
+import type { Request } from 'express';
+import { AGENT_HEADERS } from '../../core/signed-request.js';
+import type { Services } from '../../services/index.js';
+import type { SignedRequest } from '../../services/signed-requests.js';
+import type { ResponseDoc } from '../openapi/route-doc.js';
+import type { Route } from '../route.js';
+import { demoDescriptionSchema, demoQuerySchema, demoVerificationSchema } from '../schemas/demo.js';
+import { documented, parseWith } from '../validation.js';
+
+const TAGS = ['Demo'];
+
+/** What the verifier sees of a request: the exact bytes that were signed. */
+const signedRequestOf = (req: Request): SignedRequest => ({
+  headers: req.headers,
+  method: req.method,
+  url: req.originalUrl,
+  body: typeof req.body === 'string' ? req.body : '',
+});
+
+const signatureErrors: Record<number, ResponseDoc> = {
+  400: { description: 'An unsupported network' },
+  401: { description: 'No signed agent headers (x-svc-agent-signature and x-svc-agent-timestamp)' },
+  403: { description: 'The signature or the agent check failed: the message says which (bad signature, timestamp, unregistered or expired agent)' },
+  409: { description: 'This signature was used before (replay)' },
+  500: { description: 'The chain RPC failed' },
+};
+
+const authentication = {
+  required: true,
+  protocol: 'Signed agent request',
+  requiredHeaders: {
+    [AGENT_HEADERS.signature]: 'personal_sign (secp256k1) or Ed25519 signature of the request message, 0x-hex',
+    [AGENT_HEADERS.timestamp]: 'unix milliseconds, decimal digits, within 5 minutes of the server clock',
+  },
+  optionalHeaders: {
+    [AGENT_HEADERS.address]: 'the signer address (informational)',
+    [AGENT_HEADERS.keyType]: 'ed25519 for Ed25519 agents',
+    [AGENT_HEADERS.key]: 'Ed25519 agents: the raw 32-byte public key, 0x-hex',
+  },
+  howToSign:
+    'message = keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex text); secp256k1 agents personal_sign its 32 bytes, ' +
+    'Ed25519 agents sign the 32 bytes. The client SDK (signRequest, a signing fetch) does this.',
+};
+
+export function demoRoutes(services: Services): Route[] {
+  const { demo } = services;
+  return [
+    {
+      method: 'post',
+      path: '/api/demo/verify',
+      summary: 'Verify a signed agent request: which agent, backed by which human, disclosing what',
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'required',
+      textBody: true,
+      responses: { 200: { description: 'The verified agent', schema: demoVerificationSchema }, ...signatureErrors },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        res.json(documented(demoVerificationSchema, await demo.verify.verify(signedRequestOf(req), network)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/demo/verify',
+      summary: 'How to call POST /api/demo/verify',
+      tags: TAGS,
+      cache: 'discovery',
+      responses: { 200: { description: 'The description', schema: demoDescriptionSchema } },
+      handler: (_req, res) => {
+        res.json({
+          endpoint: '/api/demo/verify',
+          method: 'POST',
+          description: 'Checks the signature and the on-chain status of the signing agent; returns agent info and credentials.',
+          authentication,
+          query: { network: 'mainnet or testnet (default testnet)' },
+          exampleBody: {},
+          notes: 'Any body may be sent; it is covered by the signature. A signature is good once (409 on a replay).',
+        });
+      },
+    },
+  ];
+}

@@ -1,0 +1,32 @@
+// Shapes of the demo endpoints: the network they act on and their answers.
+import { z } from 'zod';
+import { resolveNetworkOrAlias } from '../../core/networks.js';
+import { agentCredentialsSchema } from './queries.js';
+
+const NETWORK_VALUES = ['mainnet', 'testnet', 'celo-mainnet', 'celo-sepolia', '42220', '11142220'] as const;
+
+export const demoQuerySchema = z.object({
+  network: z
+    .enum(NETWORK_VALUES, { error: `must be one of ${NETWORK_VALUES.join(', ')}` })
+    .optional()
+    .transform((value) => resolveNetworkOrAlias(value ?? 'testnet'))
+    .describe('The network of the signing agent: mainnet or testnet (or celo-mainnet, celo-sepolia, a chain id); default testnet'),
+});
+
+export const demoVerificationSchema = z
+  .object({
+    valid: z.literal(true),
+    network: z.enum(['mainnet', 'testnet']),
+    agentAddress: z.string().describe('The signing agent (recovered from the signature, or derived from its Ed25519 key)'),
+    agentKey: z.string().describe("The agent's key in the registry: padded address or raw Ed25519 public key"),
+    keyType: z.enum(['secp256k1', 'ed25519']),
+    agentId: z.string().regex(/^\d+$/).describe('Decimal'),
+    agentCount: z.string().regex(/^\d+$/).describe('Live agents of the same human, decimal'),
+    verificationCount: z.number().int().describe('Successful verifications by this service so far'),
+    credentials: agentCredentialsSchema,
+  })
+  .meta({ id: 'DemoVerification' });
+
+export const demoDescriptionSchema = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'DemoEndpointDescription', description: 'What the endpoint does, the headers it needs and an example body' });
