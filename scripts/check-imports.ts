@@ -13,6 +13,8 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   sessions: ['a2a', 'http', 'services'],
   store: ['a2a', 'http', 'services', 'sessions', 'chain'],
   chain: ['a2a', 'http', 'services', 'sessions', 'store'],
+  // the client SDK is published on its own: it may use the pure domain and nothing else of the service
+  client: ['a2a', 'http', 'services', 'sessions', 'store', 'chain', 'identity-app'],
   a2a: ['http'],
   http: ['a2a'],
 };

@@ -1,0 +1,8 @@
+// The client SDK of the agent identity registry (package subpath `./client`): sign requests as an agent, check
+// signed responses, and register an agent through a registry service. It depends on src/core only, so it is
+// published on its own.
+
+export type { ExportedKey, OpenedRegistration, RegistrationRequest, SessionState } from './registration.js';
+export { RegistryClient, RegistryError, signerFromExport } from './registration.js';
+export type { RequestSigner, RequestSignerIdentity } from './signing.js';
+export { AGENT_HEADERS, signingFetch, signRequest, verifySignedResponse } from './signing.js';
