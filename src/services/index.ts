@@ -6,6 +6,7 @@ import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
+import { DemoCensusService } from './demo/census.js';
 import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
@@ -55,7 +56,7 @@ export interface Services {
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
   /** The demo endpoints' use cases. */
-  demo: { verify: DemoVerifyService };
+  demo: { verify: DemoVerifyService; census: DemoCensusService };
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -95,6 +96,6 @@ export function createServices(options: ServiceOptions): Services {
     ...options.sessionWatch,
   });
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
-  const demo = { verify: new DemoVerifyService(signedRequests, options.store) };
+  const demo = { verify: new DemoVerifyService(signedRequests, options.store), census: new DemoCensusService(signedRequests, options.store, clock) };
   return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
 }

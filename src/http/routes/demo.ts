@@ -7,7 +7,14 @@ import type { Services } from '../../services/index.js';
 import type { SignedRequest } from '../../services/signed-requests.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
-import { demoDescriptionSchema, demoQuerySchema, demoVerificationSchema } from '../schemas/demo.js';
+import {
+  censusContributionSchema,
+  censusSummarySchema,
+  demoCensusQuerySchema,
+  demoDescriptionSchema,
+  demoQuerySchema,
+  demoVerificationSchema,
+} from '../schemas/demo.js';
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Demo'];
@@ -45,12 +52,53 @@ const authentication = {
     'Ed25519 agents sign the 32 bytes. The client SDK (signRequest, a signing fetch) does this.',
 };
 
+/** What GET on a demo path answers: the endpoint explained to an agent. */
+interface Description {
+  endpoint: string;
+  method: 'GET' | 'POST';
+  description: string;
+  exampleBody?: unknown;
+  notes?: string;
+}
+
+const describe = (d: Description) => ({ ...d, authentication, query: { network: 'mainnet or testnet (default testnet)' } });
+
+/** GET {path}: the description of the endpoint, cached like discovery documents. */
+const descriptionRoute = (d: Description): Route => ({
+  method: 'get',
+  path: d.endpoint,
+  summary: `How to call ${d.method} ${d.endpoint}`,
+  tags: TAGS,
+  cache: 'discovery',
+  responses: { 200: { description: 'The description', schema: demoDescriptionSchema } },
+  handler: (_req, res) => {
+    res.json(describe(d));
+  },
+});
+
+const VERIFY: Description = {
+  endpoint: '/api/demo/verify',
+  method: 'POST',
+  description: 'Checks the signature and the on-chain status of the signing agent; returns agent info and credentials.',
+  exampleBody: {},
+  notes: 'Any body may be sent; it is covered by the signature. A signature is good once (409 on a replay).',
+};
+
+const CENSUS: Description = {
+  endpoint: '/api/demo/census',
+  method: 'POST',
+  description:
+    "POST contributes the signing agent's on-chain credentials (one entry per agent); GET (signed too) reads the aggregate: " +
+    'top countries, verified over 18 and 21, OFAC clear, total agents.',
+  exampleBody: {},
+};
+
 export function demoRoutes(services: Services): Route[] {
   const { demo } = services;
   return [
     {
       method: 'post',
-      path: '/api/demo/verify',
+      path: VERIFY.endpoint,
       summary: 'Verify a signed agent request: which agent, backed by which human, disclosing what',
       tags: TAGS,
       query: demoQuerySchema,
@@ -62,23 +110,39 @@ export function demoRoutes(services: Services): Route[] {
         res.json(documented(demoVerificationSchema, await demo.verify.verify(signedRequestOf(req), network)));
       },
     },
+    descriptionRoute(VERIFY),
+    {
+      method: 'post',
+      path: CENSUS.endpoint,
+      summary: "Contribute the signing agent's credentials to the census",
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'required',
+      textBody: true,
+      responses: { 200: { description: 'Recorded', schema: censusContributionSchema }, ...signatureErrors },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        res.json(documented(censusContributionSchema, await demo.census.contribute(signedRequestOf(req), network)));
+      },
+    },
     {
       method: 'get',
-      path: '/api/demo/verify',
-      summary: 'How to call POST /api/demo/verify',
+      path: CENSUS.endpoint,
+      summary: 'The census aggregate (signed), or with ?help the description of the endpoint',
       tags: TAGS,
-      cache: 'discovery',
-      responses: { 200: { description: 'The description', schema: demoDescriptionSchema } },
-      handler: (_req, res) => {
-        res.json({
-          endpoint: '/api/demo/verify',
-          method: 'POST',
-          description: 'Checks the signature and the on-chain status of the signing agent; returns agent info and credentials.',
-          authentication,
-          query: { network: 'mainnet or testnet (default testnet)' },
-          exampleBody: {},
-          notes: 'Any body may be sent; it is covered by the signature. A signature is good once (409 on a replay).',
-        });
+      query: demoCensusQuerySchema,
+      signedRequest: 'required',
+      responses: {
+        200: { description: 'The aggregate (or, with ?help, the description)', schema: censusSummarySchema.or(demoDescriptionSchema) },
+        ...signatureErrors,
+      },
+      handler: async (req, res) => {
+        const { network, help } = parseWith(demoCensusQuerySchema, req.query, 'query');
+        if (help !== undefined) {
+          res.json(describe(CENSUS));
+          return;
+        }
+        res.json(documented(censusSummarySchema, await demo.census.summary(signedRequestOf(req), network)));
       },
     },
   ];

@@ -30,3 +30,32 @@ export const demoVerificationSchema = z
 export const demoDescriptionSchema = z
   .record(z.string(), z.unknown())
   .meta({ id: 'DemoEndpointDescription', description: 'What the endpoint does, the headers it needs and an example body' });
+
+export const demoCensusQuerySchema = demoQuerySchema.extend({
+  help: z.string().optional().describe('Present (any value): describe the endpoint instead of answering'),
+});
+
+const censusEntrySchema = z
+  .object({
+    agentAddress: z.string(),
+    agentId: z.string().regex(/^\d+$/),
+    nationality: z.string().describe('Three-letter code; empty when not disclosed'),
+    olderThan: z.number().int(),
+    ofac: z.tuple([z.boolean(), z.boolean(), z.boolean()]),
+    timestamp: z.number().int().describe('When it was contributed, unix ms'),
+  })
+  .meta({ id: 'CensusEntry' });
+
+export const censusContributionSchema = z
+  .object({ recorded: z.literal(true), totalAgents: z.number().int(), yourEntry: censusEntrySchema })
+  .meta({ id: 'CensusContribution' });
+
+export const censusSummarySchema = z
+  .object({
+    topCountries: z.array(z.object({ country: z.string(), count: z.number().int() })).describe('The three most frequent nationalities'),
+    verifiedOver18: z.number().int(),
+    verifiedOver21: z.number().int(),
+    ofacClear: z.number().int().describe('Entries with at least one OFAC check passed'),
+    totalAgents: z.number().int(),
+  })
+  .meta({ id: 'CensusSummary' });
