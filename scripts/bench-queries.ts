@@ -27,18 +27,13 @@ import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import express, { type Express } from 'express';
 import { pino } from 'pino';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { RegistryGateway } from '../src/chain/registry-gateway.js';
-import { addressAgentKey } from '../src/core/agent-key.js';
-import { linkedRegistrationData } from '../src/core/registration-data.js';
 import { createApp } from '../src/http/app.js';
-import { prove } from '../src/identity-app/index.js';
 import { REDACTED_PATHS } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
 import type { AgentQueryService } from '../src/services/agent-queries.js';
 import { createServices } from '../src/services/index.js';
 import { MemoryStore } from '../src/store/memory-store.js';
-import { startLocalSystem } from './local-system.js';
+import { registerLinkedAgent, startLocalSystem } from './local-system.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
@@ -136,33 +131,8 @@ const { chain } = system;
 const servers: Server[] = [];
 const queryServices: AgentQueryService[] = [];
 try {
-  // ---- chain: contracts and one registered agent (linked mode: an agent key signed for a human)
-  const { client, attester, deployment, newWallet } = system;
-  const registry = new RegistryGateway(client, deployment.contracts.registry);
-  const agent = privateKeyToAccount(generatePrivateKey());
-  const human = privateKeyToAccount(generatePrivateKey()).address;
-  const userDefinedData = await linkedRegistrationData(agent, human, {
-    chainId: CHAIN_ID,
-    registry: deployment.contracts.registry,
-    nonce: await registry.registrationNonce(agent.address),
-    configIndex: 0,
-  });
-  const proof = await prove({
-    client,
-    wallet: await newWallet(),
-    attester,
-    request: {
-      registry: deployment.contracts.registry,
-      chainId: CHAIN_ID,
-      scopeSeed: 'self-agent-id',
-      userId: human,
-      userDefinedData,
-      disclosures: { minimumAge: 0, ofac: false },
-    },
-  });
-  if (proof.status !== 'submitted') throw new Error(`registration reverted: ${proof.reason}`);
-  const agentId = await registry.agentIdOf(addressAgentKey(agent.address));
-  if (agentId === 0n) throw new Error('the agent was not registered');
+  // ---- chain: contracts and one registered agent
+  const { agentId } = await registerLinkedAgent(system);
 
   // ---- the two app instances and the reference
   const logger = pino({ level: LOG_LEVEL, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));

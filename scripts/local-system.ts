@@ -5,6 +5,10 @@ import { type Deployment, deployContracts } from '../src/chain/deploy.js';
 import { type DevChain, startDevChain } from '../src/chain/devchain.js';
 import { fund } from '../src/chain/embedded.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
+import { RegistryGateway } from '../src/chain/registry-gateway.js';
+import { addressAgentKey } from '../src/core/agent-key.js';
+import { linkedRegistrationData } from '../src/core/registration-data.js';
+import { prove } from '../src/identity-app/index.js';
 
 export interface LocalSystem {
   chain: DevChain;
@@ -40,4 +44,36 @@ export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem>
     return new ChainGateway({ mainnet: network, testnet: network });
   };
   return { chain, local, client, attester, deployment, newWallet, gateway };
+}
+
+/** Registers a new agent (linked mode: an agent key bound to a new human) through the mock identity app. */
+export async function registerLinkedAgent(system: LocalSystem): Promise<{ agent: PrivateKeyAccount; agentId: bigint }> {
+  const { client, attester, deployment, newWallet } = system;
+  const chainId = await client.getChainId();
+  const registry = new RegistryGateway(client, deployment.contracts.registry);
+  const agent = privateKeyToAccount(generatePrivateKey());
+  const human = privateKeyToAccount(generatePrivateKey()).address;
+  const userDefinedData = await linkedRegistrationData(agent, human, {
+    chainId,
+    registry: deployment.contracts.registry,
+    nonce: await registry.registrationNonce(agent.address),
+    configIndex: 0,
+  });
+  const proof = await prove({
+    client,
+    wallet: await newWallet(),
+    attester,
+    request: {
+      registry: deployment.contracts.registry,
+      chainId,
+      scopeSeed: 'self-agent-id',
+      userId: human,
+      userDefinedData,
+      disclosures: { minimumAge: 0, ofac: false },
+    },
+  });
+  if (proof.status !== 'submitted') throw new Error(`registration reverted: ${proof.reason}`);
+  const agentId = await registry.agentIdOf(addressAgentKey(agent.address));
+  if (agentId === 0n) throw new Error('the agent was not registered');
+  return { agent, agentId };
 }

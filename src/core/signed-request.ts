@@ -110,11 +110,22 @@ function ed25519Verifies(signature: Hex, message: Hex, key: Hex): boolean {
 export const hasSignatureHeaders = (headers: HeaderBag): boolean =>
   header(headers, AGENT_HEADERS.signature) !== undefined && header(headers, AGENT_HEADERS.timestamp) !== undefined;
 
+/** Recovers a personal_sign signer; the default is viem's (pure JavaScript), a verifier may bring a faster one. */
+export type PersonalSignRecovery = (message: Hex, signature: Hex) => Address | undefined | Promise<Address | undefined>;
+
+const viemRecovery: PersonalSignRecovery = (message, signature) =>
+  recoverMessageAddress({ message: { raw: message }, signature }).catch(() => undefined);
+
 /**
  * Who signed `content` with the signature in `headers`, or why no one did. The timestamp must be decimal
  * digits (an ISO date is refused rather than read as its year) within `SIGNATURE_WINDOW_MS` of `now`.
  */
-export async function recoverRequestSigner(headers: HeaderBag, request: Omit<SignedContent, 'timestamp'>, now: number): Promise<SignatureCheck> {
+export async function recoverRequestSigner(
+  headers: HeaderBag,
+  request: Omit<SignedContent, 'timestamp'>,
+  now: number,
+  recover: PersonalSignRecovery = viemRecovery,
+): Promise<SignatureCheck> {
   const signature = header(headers, AGENT_HEADERS.signature);
   const timestamp = header(headers, AGENT_HEADERS.timestamp);
   if (signature === undefined || timestamp === undefined) return { ok: false, error: 'Missing agent authentication headers' };
@@ -142,7 +153,7 @@ export async function recoverRequestSigner(headers: HeaderBag, request: Omit<Sig
     };
   }
   if (!isHex(signature) || signature.length !== 132) return { ok: false, error: 'Invalid signature' };
-  const agentAddress = await recoverMessageAddress({ message: { raw: message }, signature }).catch(() => undefined);
+  const agentAddress = await recover(message, signature);
   if (!agentAddress) return { ok: false, error: 'Invalid signature' };
   return {
     ok: true,

@@ -5,6 +5,7 @@
 // window has passed).
 
 import type { InterfaceCredentials } from '../core/credentials.js';
+import { recoverPersonalSigner } from '../core/ecrecover.js';
 import { ServiceError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import {
@@ -58,7 +59,7 @@ export class SignedRequestVerifier {
   /** The agent that signed the request; 401 without the headers, 403 when the agent check fails, 409 on a replay. */
   async verify(request: SignedRequest, { network, scope }: SignedRequestOptions): Promise<VerifiedAgent> {
     const now = this.clock();
-    const check = await recoverRequestSigner(request.headers, request, now);
+    const check = await recoverRequestSigner(request.headers, request, now, recoverPersonalSigner);
     if (!check.ok) throw new ServiceError(this.isSigned(request) ? 403 : 401, check.error);
     const { signer, message, signature, timestamp } = check;
     const agent = await this.queries.agentByKey(network, signer.agentKey);

@@ -3,9 +3,10 @@
 // what they must (missing headers, timestamps that are not plain integers or out of the window, tampering).
 import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { bytesToHex, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { bytesToHex, type Hex, keccak256, recoverMessageAddress, toHex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { recoverPersonalSigner } from '../../src/core/ecrecover.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import {
   AGENT_HEADERS,
@@ -134,5 +135,21 @@ describe('recoverRequestSigner', () => {
       ok: false,
       error: 'Invalid signature',
     });
+  });
+});
+
+describe('recoverPersonalSigner (libsecp256k1)', () => {
+  it('names the same signer as viem, and no one for malformed signatures', async () => {
+    for (let i = 0; i < 20; i++) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const message = keccak256(toHex(`message ${i}`));
+      const signature = await account.signMessage({ message: { raw: message } });
+      expect(recoverPersonalSigner(message, signature)).toBe(account.address);
+      expect(await recoverMessageAddress({ message: { raw: message }, signature })).toBe(account.address);
+    }
+    const message = keccak256('0x01');
+    expect(recoverPersonalSigner(message, `0x${'00'.repeat(65)}`)).toBeUndefined();
+    expect(recoverPersonalSigner(message, `0x${'11'.repeat(64)}05`)).toBeUndefined();
+    expect(recoverPersonalSigner(message, '0x1234')).toBeUndefined();
   });
 });
