@@ -36,8 +36,15 @@ export interface Config {
   maxAgentsPerHuman: number;
   /** A2A push notifications may go to loopback, private and link-local addresses, over plain http too. */
   pushAllowPrivateNetworks: boolean;
+  /** The demo agent's key per network (POST /api/demo/agent-to-agent); the embedded testnet makes its own. */
+  demoAgentKeys: Partial<Record<NetworkName, `0x${string}`>>;
   networks: Record<NetworkName, NetworkConfig>;
 }
+
+const privateKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+  .transform((value) => value as `0x${string}`);
 
 const address = z
   .string()
@@ -70,6 +77,8 @@ const envSchema = z.object({
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
   A2A_PUSH_ALLOW_PRIVATE_NETWORKS: optional(z.enum(['true', 'false', '1', '0'])).default('false'),
+  DEMO_AGENT_PRIVATE_KEY_MAINNET: optional(privateKey),
+  DEMO_AGENT_PRIVATE_KEY_TESTNET: optional(privateKey),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -118,6 +127,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
+    demoAgentKeys: {
+      ...(values.DEMO_AGENT_PRIVATE_KEY_MAINNET ? { mainnet: values.DEMO_AGENT_PRIVATE_KEY_MAINNET } : {}),
+      ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),
+    },
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<NetworkName, NetworkConfig>,
   };
 }

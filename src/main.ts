@@ -4,14 +4,18 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { LocalAccount } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
+import { createChainWallet } from './chain/clients.js';
 import type { DevChain } from './chain/devchain.js';
 import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
+import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
@@ -31,7 +35,13 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Record<NetworkName, NetworkGateway>> {
+interface Networks {
+  gateways: Record<NetworkName, NetworkGateway>;
+  /** The service's demo agent per network: configured, or registered on the embedded testnet at first start. */
+  demoAgents: Partial<Record<NetworkName, LocalAccount>>;
+}
+
+async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Networks> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
   if (devAccounts?.created) {
@@ -65,10 +75,26 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
     ...setup,
     clientOptions: { ...setup.clientOptions, onRequest: () => metrics.rpcRequest(network) },
   });
-  return Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, counted(network, setup))])) as Record<
+  const gateways = Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, counted(network, setup))])) as Record<
     NetworkName,
     NetworkGateway
   >;
+  const demoAgents: Partial<Record<NetworkName, LocalAccount>> = {};
+  for (const [network, key] of Object.entries(config.demoAgentKeys) as [NetworkName, `0x${string}`][]) demoAgents[network] = privateKeyToAccount(key);
+  // only the test network's local hub accepts the mock identity app's documents
+  if (!demoAgents.testnet && config.networks.testnet.kind === 'embedded' && devAccounts) {
+    const setup = setups.find(([network]) => network === 'testnet')?.[1] as NetworkSetup;
+    const { account, registeredNow } = await provisionDemoAgent({
+      dataDir: config.dataDir,
+      network: 'testnet',
+      gateway: gateways.testnet,
+      wallet: createChainWallet('testnet', devAccounts.accounts.identityApp, setup.clientOptions),
+      attester: devAccounts.accounts.attester,
+    });
+    demoAgents.testnet = account;
+    if (registeredNow) logger.info({ network: 'testnet', agent: account.address }, 'registered the demo agent on the local test chain');
+  }
+  return { gateways, demoAgents };
 }
 
 function describe(url: string, chains: ChainGateway): string {
@@ -93,7 +119,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const chains = new ChainGateway(await setUpNetworks(config, logger, devChains, metrics));
+    const { gateways, demoAgents } = await setUpNetworks(config, logger, devChains, metrics);
+    const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
@@ -112,6 +139,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       appName: config.appName,
       metrics,
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
+      demoAgents,
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.

@@ -2,6 +2,7 @@
 // reveal, the attester's signature the local hub checks, and the submission through verifySelfProof.
 
 export * from './attestation.js';
+export * from './demo-agent.js';
 export * from './disclosure-output.js';
 export * from './document.js';
 export * from './prove.js';

@@ -1,4 +1,5 @@
 // Builds the use cases from their ports; shared by the composition root and the tests.
+import type { LocalAccount } from 'viem';
 import type { ChainGateway } from '../chain/gateway.js';
 import type { NetworkName } from '../core/networks.js';
 import { Metrics } from '../metrics.js';
@@ -6,6 +7,7 @@ import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
+import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
 import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
@@ -33,6 +35,8 @@ export interface ServiceOptions {
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /** Following open sessions (session-watch.ts): longest pause between status reads, most sessions at once. */
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
+  /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
+  demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -56,7 +60,7 @@ export interface Services {
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
   /** The demo endpoints' use cases. */
-  demo: { verify: DemoVerifyService; census: DemoCensusService };
+  demo: { verify: DemoVerifyService; census: DemoCensusService; agentToAgent: DemoAgentToAgentService };
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -96,6 +100,10 @@ export function createServices(options: ServiceOptions): Services {
     ...options.sessionWatch,
   });
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
-  const demo = { verify: new DemoVerifyService(signedRequests, options.store), census: new DemoCensusService(signedRequests, options.store, clock) };
+  const demo = {
+    verify: new DemoVerifyService(signedRequests, options.store),
+    census: new DemoCensusService(signedRequests, options.store, clock),
+    agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
+  };
   return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
 }

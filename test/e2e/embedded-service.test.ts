@@ -85,7 +85,9 @@ describe('embedded default, in process', () => {
     // register an agent on testnet the way the identity app does
     const testnet = first.chains.get('testnet');
     const { agent, human } = await registerAgent(dataDir, testnet.client.transport.url as string, testnet.contracts.registry);
-    expect(await testnet.registry.agentIdOf(addressAgentKey(agent))).toBe(1n);
+    // agent 1 is the service's own demo agent, registered at first start
+    const agentId = await testnet.registry.agentIdOf(addressAgentKey(agent));
+    expect(agentId).toBe(2n);
 
     const addresses = first.chains.all().map((n) => n.contracts);
     const pids = first.devChains.map((chain) => chain.pid);
@@ -97,8 +99,8 @@ describe('embedded default, in process', () => {
     try {
       expect(second.chains.all().map((n) => n.contracts)).toEqual(addresses);
       const again = second.chains.get('testnet');
-      expect(await again.registry.agentIdOf(addressAgentKey(agent))).toBe(1n);
-      const record = await again.registry.readAgent(1n);
+      expect(await again.registry.agentIdOf(addressAgentKey(agent))).toBe(agentId);
+      const record = await again.registry.readAgent(agentId);
       expect(record?.owner).toBe(human);
       expect(record?.hasHumanProof).toBe(true);
     } finally {
@@ -204,6 +206,10 @@ describe('npm start as a process', () => {
     await waitHealthy(port, first);
     const registries = registriesOf(first);
     const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);
+    const registered = await new RegistryGateway(createChainClient('testnet', { rpcUrl: testnetRpc(first) }), registries[1] as Address).agentIdOf(
+      addressAgentKey(agent),
+    );
+    expect(registered).toBeGreaterThan(0n);
     const orphans = anvilPids(dataDir);
     first.signal('SIGKILL');
     await first.exited;
@@ -214,7 +220,7 @@ describe('npm start as a process', () => {
     expect(orphans.some(isAlive)).toBe(false);
     expect(registriesOf(second)).toEqual(registries);
     const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
-    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBe(1n);
+    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBe(registered);
 
     const secondPids = anvilPids(dataDir);
     second.signal('SIGINT');

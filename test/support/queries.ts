@@ -15,7 +15,7 @@ import { createApp } from '../../src/http/app.js';
 import type { RequestedDisclosures } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
-import { createServices, type Services } from '../../src/services/index.js';
+import { createServices, type ServiceOptions, type Services } from '../../src/services/index.js';
 import type { KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { expectSubmitted, submitProof } from './agents.js';
@@ -55,6 +55,7 @@ export interface QueryTestAppOptions {
   start?: boolean;
   /** Default: a new in-memory store. */
   store?: KeyValueStore;
+  demoAgents?: ServiceOptions['demoAgents'];
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -87,6 +88,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     appName: 'Agent Identity Registry',
     metrics,
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
+    ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
   });
   const app = createApp({
     chains,

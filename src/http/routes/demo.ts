@@ -8,6 +8,7 @@ import type { SignedRequest } from '../../services/signed-requests.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
 import {
+  agentToAgentSchema,
   censusContributionSchema,
   censusSummarySchema,
   demoCensusQuerySchema,
@@ -84,6 +85,15 @@ const VERIFY: Description = {
   notes: 'Any body may be sent; it is covered by the signature. A signature is good once (409 on a replay).',
 };
 
+const AGENT_TO_AGENT: Description = {
+  endpoint: '/api/demo/agent-to-agent',
+  method: 'POST',
+  description:
+    "The service's demo agent verifies the calling agent, says whether both are backed by the same human, and signs its answer " +
+    'with the same x-svc-agent-* headers (check them with verifySignedResponse over POST, the request URL and the body).',
+  exampleBody: {},
+};
+
 const CENSUS: Description = {
   endpoint: '/api/demo/census',
   method: 'POST',
@@ -111,6 +121,26 @@ export function demoRoutes(services: Services): Route[] {
       },
     },
     descriptionRoute(VERIFY),
+    {
+      method: 'post',
+      path: AGENT_TO_AGENT.endpoint,
+      summary: "Agent to agent: the service's demo agent answers a verified agent, signing its answer",
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'required',
+      textBody: true,
+      responses: {
+        200: { description: 'The signed answer (x-svc-agent-* response headers)', schema: agentToAgentSchema },
+        ...signatureErrors,
+        500: { description: 'No demo agent on this network (the message names the setting), or the chain RPC failed' },
+      },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        const { body, headers } = await demo.agentToAgent.answer(signedRequestOf(req), network);
+        res.set(headers).type('application/json').send(body);
+      },
+    },
+    descriptionRoute(AGENT_TO_AGENT),
     {
       method: 'post',
       path: CENSUS.endpoint,

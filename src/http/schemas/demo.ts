@@ -59,3 +59,17 @@ export const censusSummarySchema = z
     totalAgents: z.number().int(),
   })
   .meta({ id: 'CensusSummary' });
+
+const agentRef = z.object({ address: z.string(), agentId: z.string().regex(/^\d+$/), verified: z.boolean() });
+
+export const agentToAgentSchema = z
+  .object({
+    verified: z.literal(true),
+    demoAgent: agentRef,
+    callerAgent: agentRef,
+    sameHuman: z.boolean().describe('Both agents are backed by the same human (same nullifier)'),
+    verificationCount: z.number().int(),
+    uniqueAgents: z.number().int().describe('Distinct agents the demo agent has verified'),
+    message: z.string(),
+  })
+  .meta({ id: 'AgentToAgentAnswer' });
