@@ -38,6 +38,8 @@ export interface Config {
   pushAllowPrivateNetworks: boolean;
   /** The demo agent's key per network (POST /api/demo/agent-to-agent); the embedded testnet makes its own. */
   demoAgentKeys: Partial<Record<NetworkName, `0x${string}`>>;
+  /** Pays for POST /api/demo/chain-verify's transactions on configured chains (local chains use their operator). */
+  relayerKey?: `0x${string}`;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -79,6 +81,7 @@ const envSchema = z.object({
   A2A_PUSH_ALLOW_PRIVATE_NETWORKS: optional(z.enum(['true', 'false', '1', '0'])).default('false'),
   DEMO_AGENT_PRIVATE_KEY_MAINNET: optional(privateKey),
   DEMO_AGENT_PRIVATE_KEY_TESTNET: optional(privateKey),
+  RELAYER_PRIVATE_KEY: optional(privateKey),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -127,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
+    ...(values.RELAYER_PRIVATE_KEY ? { relayerKey: values.RELAYER_PRIVATE_KEY } : {}),
     demoAgentKeys: {
       ...(values.DEMO_AGENT_PRIVATE_KEY_MAINNET ? { mainnet: values.DEMO_AGENT_PRIVATE_KEY_MAINNET } : {}),
       ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),

@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import { createChainWallet } from './chain/clients.js';
+import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
 import type { DevChain } from './chain/devchain.js';
 import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
@@ -39,6 +40,7 @@ interface Networks {
   gateways: Record<NetworkName, NetworkGateway>;
   /** The service's demo agent per network: configured, or registered on the embedded testnet at first start. */
   demoAgents: Partial<Record<NetworkName, LocalAccount>>;
+  demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>>;
 }
 
 async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Networks> {
@@ -94,7 +96,15 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
     demoAgents.testnet = account;
     if (registeredNow) logger.info({ network: 'testnet', agent: account.address }, 'registered the demo agent on the local test chain');
   }
-  return { gateways, demoAgents };
+  // the relayer of the demo verifier: the local chains' operator, or the configured key
+  const demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>> = {};
+  for (const [network, setup] of setups) {
+    const relayer = setup.embedded ? devAccounts?.accounts.operator : config.relayerKey ? privateKeyToAccount(config.relayerKey) : undefined;
+    if (!relayer) continue;
+    const gateway = gateways[network];
+    demoVerifiers[network] = gateway.demoVerifier.withRelayer(createChainWallet(network, relayer, setup.clientOptions));
+  }
+  return { gateways, demoAgents, demoVerifiers };
 }
 
 function describe(url: string, chains: ChainGateway): string {
@@ -119,7 +129,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const { gateways, demoAgents } = await setUpNetworks(config, logger, devChains, metrics);
+    const { gateways, demoAgents, demoVerifiers } = await setUpNetworks(config, logger, devChains, metrics);
     const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createServer();
@@ -140,6 +150,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       metrics,
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
       demoAgents,
+      demoVerifiers,
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.

@@ -5,6 +5,7 @@ import { readBlockTimestamp } from './actions/blocks.js';
 import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
+import { DemoVerifierGateway } from './demo-verifier-gateway.js';
 import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
 
@@ -15,6 +16,8 @@ export interface NetworkGateway {
   registry: RegistryGateway;
   /** One-call reads of an agent's whole public state (a deployless eth_call). */
   lens: AgentLens;
+  /** The demo verifier contract, read-only (a relayer is added by whoever pays for transactions). */
+  demoVerifier: DemoVerifierGateway;
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
   /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
@@ -50,6 +53,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     client,
     registry: new RegistryGateway(client, setup.contracts.registry),
     lens: new AgentLens(client, setup.contracts.registry),
+    demoVerifier: new DemoVerifierGateway(client, setup.contracts.demoVerifier),
     contracts: setup.contracts,
     registryDeployBlock: setup.registryDeployBlock,
     embedded: setup.embedded,

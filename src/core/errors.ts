@@ -8,6 +8,8 @@ export class ServiceError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** For a 429 or 503: when to try again, sent as Retry-After. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

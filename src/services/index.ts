@@ -1,5 +1,6 @@
 // Builds the use cases from their ports; shared by the composition root and the tests.
 import type { LocalAccount } from 'viem';
+import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import type { NetworkName } from '../core/networks.js';
 import { Metrics } from '../metrics.js';
@@ -9,6 +10,7 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
+import { DemoChainVerifyService } from './demo/chain-verify.js';
 import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
@@ -37,6 +39,8 @@ export interface ServiceOptions {
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
   /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
   demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
+  /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
+  demoVerifiers?: Partial<Record<NetworkName, DemoVerifierGateway>>;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -60,7 +64,7 @@ export interface Services {
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
   /** The demo endpoints' use cases. */
-  demo: { verify: DemoVerifyService; census: DemoCensusService; agentToAgent: DemoAgentToAgentService };
+  demo: { verify: DemoVerifyService; census: DemoCensusService; agentToAgent: DemoAgentToAgentService; chainVerify: DemoChainVerifyService };
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -104,6 +108,7 @@ export function createServices(options: ServiceOptions): Services {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, clock),
     agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
+    chainVerify: new DemoChainVerifyService(signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}, clock),
   };
   return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
 }

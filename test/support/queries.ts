@@ -56,6 +56,7 @@ export interface QueryTestAppOptions {
   /** Default: a new in-memory store. */
   store?: KeyValueStore;
   demoAgents?: ServiceOptions['demoAgents'];
+  demoVerifiers?: ServiceOptions['demoVerifiers'];
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -89,6 +90,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     metrics,
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
+    ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),
   });
   const app = createApp({
     chains,

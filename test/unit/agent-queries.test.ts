@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readBlockTimestamp } from '../../src/chain/actions/blocks.js';
 import { AgentLens, type AgentView } from '../../src/chain/agent-lens.js';
 import type { ChainClient } from '../../src/chain/clients.js';
+import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { ChainGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import { RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { NETWORKS, type NetworkName } from '../../src/core/networks.js';
@@ -66,6 +67,7 @@ function fakeGateway(network: NetworkName, view: AgentView): NetworkGateway {
     client,
     registry: {} as NetworkGateway['registry'],
     lens: new AgentLens(client, REGISTRY),
+    demoVerifier: new DemoVerifierGateway(client, REGISTRY),
     contracts: { registry: REGISTRY, proofProvider: PROVIDER } as NetworkGateway['contracts'],
     registryDeployBlock: 1n,
     embedded: true,

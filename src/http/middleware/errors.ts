@@ -38,6 +38,7 @@ export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
   (error: unknown, _req, res, _next) => {
     if (error instanceof ServiceError) {
+      if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
       res.status(error.status).json({ error: error.message });
       return;
     }

@@ -2,6 +2,7 @@
 // describes its endpoint to an agent (headers, how to sign, body). The signature covers the raw body text, so
 // these routes read the body as text and leave its parsing to the service.
 import type { Request } from 'express';
+import { NETWORKS } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
 import type { Services } from '../../services/index.js';
 import type { SignedRequest } from '../../services/signed-requests.js';
@@ -11,6 +12,8 @@ import {
   agentToAgentSchema,
   censusContributionSchema,
   censusSummarySchema,
+  chainVerificationSchema,
+  chainVerifyHelpQuerySchema,
   demoCensusQuerySchema,
   demoDescriptionSchema,
   demoQuerySchema,
@@ -94,6 +97,16 @@ const AGENT_TO_AGENT: Description = {
   exampleBody: {},
 };
 
+const CHAIN_VERIFY: Description = {
+  endpoint: '/api/demo/chain-verify',
+  method: 'POST',
+  description:
+    "The service's relayer submits the agent's EIP-712 meta-transaction to the demo verifier contract, which checks the agent " +
+    'in the registry on chain. The request must be signed too (checked first). At most 3 per rolling hour per human.',
+  exampleBody: { agentKey: '0x…(bytes32)', nonce: '0', deadline: 1_900_000_000, eip712Signature: '0x…(65 bytes)', networkId: 'testnet' },
+  notes: 'Sign MetaVerify(bytes32 agentKey,uint256 nonce,uint256 deadline) in the domain below; nonce = nonces(agentKey) of the contract.',
+};
+
 const CENSUS: Description = {
   endpoint: '/api/demo/census',
   method: 'POST',
@@ -141,6 +154,58 @@ export function demoRoutes(services: Services): Route[] {
       },
     },
     descriptionRoute(AGENT_TO_AGENT),
+    {
+      method: 'post',
+      path: CHAIN_VERIFY.endpoint,
+      summary: "Relay the agent's EIP-712 meta-transaction to the demo verifier contract",
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'required',
+      textBody: true,
+      responses: {
+        200: { description: 'Mined', schema: chainVerificationSchema },
+        ...signatureErrors,
+        400: { description: 'A malformed body, an unsupported network, or the contract refused (the message says why)' },
+        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After)' },
+        503: { description: 'No relayer on this network (the message names the setting)' },
+      },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        res.json(documented(chainVerificationSchema, await demo.chainVerify.relay(signedRequestOf(req), network)));
+      },
+    },
+    {
+      method: 'get',
+      path: CHAIN_VERIFY.endpoint,
+      summary: 'How to call POST /api/demo/chain-verify: the EIP-712 domain and types, and the nonce of ?agentKey=',
+      tags: TAGS,
+      query: chainVerifyHelpQuerySchema,
+      responses: {
+        200: { description: 'The description', schema: demoDescriptionSchema },
+        400: { description: 'A malformed agentKey or network' },
+        503: { description: 'No relayer on this network' },
+      },
+      handler: async (req, res) => {
+        const { network, agentKey } = parseWith(chainVerifyHelpQuerySchema, req.query, 'query');
+        const contract = demo.chainVerify.contractOf(network);
+        res.json({
+          ...describe(CHAIN_VERIFY),
+          network,
+          eip712: {
+            domain: { name: 'AgentDemoVerifier', version: '1', chainId: NETWORKS[network].chainId, verifyingContract: contract.address },
+            types: {
+              MetaVerify: [
+                { name: 'agentKey', type: 'bytes32' },
+                { name: 'nonce', type: 'uint256' },
+                { name: 'deadline', type: 'uint256' },
+              ],
+            },
+            primaryType: 'MetaVerify',
+          },
+          ...(agentKey ? { agentKey, nonce: (await contract.nonceOf(agentKey as `0x${string}`)).toString() } : {}),
+        });
+      },
+    },
     {
       method: 'post',
       path: CENSUS.endpoint,

@@ -73,3 +73,25 @@ export const agentToAgentSchema = z
     message: z.string(),
   })
   .meta({ id: 'AgentToAgentAnswer' });
+
+export const chainVerificationSchema = z
+  .object({
+    txHash: z.string(),
+    blockNumber: z.string().regex(/^\d+$/),
+    gasUsed: z.string().regex(/^\d+$/),
+    network: z.enum(['mainnet', 'testnet']),
+    agentAddress: z.string(),
+    agentId: z.string().regex(/^\d+$/),
+    verificationCount: z.string().regex(/^\d+$/).describe("The contract's verifications of this agent"),
+    totalVerifications: z.string().regex(/^\d+$/),
+    rateLimitRemaining: z.number().int().describe('Relayed transactions left to this human in the rolling hour'),
+  })
+  .meta({ id: 'ChainVerification' });
+
+export const chainVerifyHelpQuerySchema = demoQuerySchema.extend({
+  agentKey: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a bytes32 agent key')
+    .optional()
+    .describe('An agent key: the description then names its current meta-transaction nonce'),
+});

@@ -1,0 +1,126 @@
+// POST /api/demo/chain-verify: a verified agent has the service's relayer submit its EIP-712 meta-transaction to
+// the demo verifier contract, which checks the agent against the registry on chain. Unlike the deployed service,
+// the HTTP signature is checked first (a gate, not only a replay key). At most 3 relayed transactions per rolling
+// hour per human (nullifier), counted on the store port.
+import type { Hex } from 'viem';
+import { z } from 'zod';
+import type { DemoVerifierGateway, MetaVerifyRefusal } from '../../chain/demo-verifier-gateway.js';
+import type { ChainGateway } from '../../chain/gateway.js';
+import { badRequest, ServiceError } from '../../core/errors.js';
+import { type NetworkName, resolveNetworkOrAlias } from '../../core/networks.js';
+import type { Clock, KeyValueStore } from '../../store/key-value-store.js';
+import type { AgentQueryService } from '../agent-queries.js';
+import type { SignedRequest, SignedRequestVerifier } from '../signed-requests.js';
+
+export const CHAIN_VERIFY_LIMIT = 3;
+const WINDOW_MS = 60 * 60 * 1000;
+
+const integer = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,78}$/)]).transform((value) => BigInt(value));
+const bodySchema = z.object({
+  agentKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+  nonce: integer,
+  deadline: integer,
+  eip712Signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/),
+  networkId: z.union([z.string(), z.number()]).optional(),
+});
+const BODY_ERROR =
+  'Invalid request body: expected { agentKey (bytes32 hex), nonce, deadline (unix seconds), eip712Signature (65-byte hex), networkId? }';
+
+const REFUSALS: Record<Exclude<MetaVerifyRefusal, { other: string }>, string> = {
+  NotVerifiedAgent: 'Contract rejected: agent not verified in registry (isVerifiedAgent returned false)',
+  MetaTxExpired: 'Contract rejected: meta-transaction deadline expired',
+  MetaTxInvalidNonce: 'Contract rejected: invalid nonce (replay or out of order)',
+  MetaTxInvalidSignature: 'Contract rejected: EIP-712 signature invalid — signer does not match agent key',
+};
+
+export interface ChainVerification {
+  txHash: Hex;
+  blockNumber: string;
+  gasUsed: string;
+  network: NetworkName;
+  agentAddress: string;
+  agentId: string;
+  /** The contract's counters after this transaction. */
+  verificationCount: string;
+  totalVerifications: string;
+  rateLimitRemaining: number;
+}
+
+export class DemoChainVerifyService {
+  constructor(
+    private readonly verifier: SignedRequestVerifier,
+    private readonly queries: AgentQueryService,
+    private readonly store: KeyValueStore,
+    private readonly chains: ChainGateway,
+    /** The demo verifier per network, with the relayer that pays for the transactions. */
+    private readonly relayed: Partial<Record<NetworkName, DemoVerifierGateway>>,
+    private readonly clock: Clock = Date.now,
+  ) {}
+
+  /** The contract a network's agents sign for (read-only where this service has no relayer). */
+  contractOf(network: NetworkName): DemoVerifierGateway {
+    return this.relayed[network] ?? this.chains.get(network).demoVerifier;
+  }
+
+  #relayerOf(network: NetworkName): DemoVerifierGateway {
+    const contract = this.relayed[network];
+    if (!contract?.relaying) throw new ServiceError(503, `Relayer not configured for ${network}: set RELAYER_PRIVATE_KEY`);
+    return contract;
+  }
+
+  async relay(request: SignedRequest, queryNetwork: NetworkName): Promise<ChainVerification> {
+    if (!this.verifier.isSigned(request)) throw new ServiceError(401, 'Missing agent authentication headers');
+    let parsed: z.output<typeof bodySchema>;
+    try {
+      parsed = bodySchema.parse(JSON.parse(request.body || '{}'));
+    } catch {
+      throw badRequest(BODY_ERROR);
+    }
+    const network = parsed.networkId === undefined ? queryNetwork : resolveNetworkOrAlias(parsed.networkId);
+    const contract = this.#relayerOf(network);
+    const caller = await this.verifier.verify(request, { network, scope: 'demo-chain-verify' });
+    const call = { agentKey: parsed.agentKey as Hex, nonce: parsed.nonce, deadline: parsed.deadline, signature: parsed.eip712Signature as Hex };
+    const refusal = await contract.refusalOf(call);
+    if (refusal !== undefined) throw badRequest(typeof refusal === 'string' ? REFUSALS[refusal] : `Contract rejected: ${refusal.other}`);
+
+    const agent = await this.queries.agentByKey(network, call.agentKey);
+    const nullifier = agent?.view.nullifier ?? 0n;
+    const remaining = await this.#take(`demo:chain-verify:${network}:${nullifier}`);
+    const sent = await contract.send(call);
+    const counts = await contract.counts(call.agentKey);
+    return {
+      txHash: sent.txHash,
+      blockNumber: sent.blockNumber.toString(),
+      gasUsed: sent.gasUsed.toString(),
+      network,
+      agentAddress: caller.agentAddress,
+      agentId: (agent?.agentId ?? caller.agentId).toString(),
+      verificationCount: counts.verificationCount.toString(),
+      totalVerifications: counts.totalVerifications.toString(),
+      rateLimitRemaining: remaining,
+    };
+  }
+
+  /** Takes one of the human's relayed transactions of the rolling hour (atomic), or 429 with when to retry. */
+  async #take(key: string): Promise<number> {
+    const now = this.clock();
+    let refusedUntil: number | undefined;
+    const times = await this.store.update<number[]>(
+      key,
+      (current = []) => {
+        const recent = current.filter((t) => t > now - WINDOW_MS);
+        if (recent.length >= CHAIN_VERIFY_LIMIT) {
+          refusedUntil = (recent[0] as number) + WINDOW_MS;
+          return recent;
+        }
+        return [...recent, now];
+      },
+      WINDOW_MS,
+    );
+    if (refusedUntil !== undefined) {
+      const seconds = Math.max(1, Math.ceil((refusedUntil - now) / 1000));
+      throw new ServiceError(429, `Rate limited: ${CHAIN_VERIFY_LIMIT} per hour per human; retry in about ${Math.ceil(seconds / 60)} min`, seconds);
+    }
+    return CHAIN_VERIFY_LIMIT - (times?.length ?? CHAIN_VERIFY_LIMIT);
+  }
+}
