@@ -41,6 +41,7 @@ interface Networks {
   /** The service's demo agent per network: configured, or registered on the embedded testnet at first start. */
   demoAgents: Partial<Record<NetworkName, LocalAccount>>;
   demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>>;
+  demoVerifiersEd25519: Partial<Record<NetworkName, DemoVerifierGateway>>;
 }
 
 async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Networks> {
@@ -98,13 +99,16 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
   }
   // the relayer of the demo verifier: the local chains' operator, or the configured key
   const demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>> = {};
+  const demoVerifiersEd25519: Partial<Record<NetworkName, DemoVerifierGateway>> = {};
   for (const [network, setup] of setups) {
     const relayer = setup.embedded ? devAccounts?.accounts.operator : config.relayerKey ? privateKeyToAccount(config.relayerKey) : undefined;
     if (!relayer) continue;
     const gateway = gateways[network];
-    demoVerifiers[network] = gateway.demoVerifier.withRelayer(createChainWallet(network, relayer, setup.clientOptions));
+    const wallet = createChainWallet(network, relayer, setup.clientOptions);
+    demoVerifiers[network] = gateway.demoVerifier.withRelayer(wallet);
+    if (gateway.demoVerifierEd25519) demoVerifiersEd25519[network] = gateway.demoVerifierEd25519.withRelayer(wallet);
   }
-  return { gateways, demoAgents, demoVerifiers };
+  return { gateways, demoAgents, demoVerifiers, demoVerifiersEd25519 };
 }
 
 function describe(url: string, chains: ChainGateway): string {
@@ -129,7 +133,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const { gateways, demoAgents, demoVerifiers } = await setUpNetworks(config, logger, devChains, metrics);
+    const { gateways, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(config, logger, devChains, metrics);
     const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createServer();
@@ -151,6 +155,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
       demoAgents,
       demoVerifiers,
+      demoVerifiersEd25519,
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.

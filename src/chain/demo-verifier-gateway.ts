@@ -1,8 +1,10 @@
-// The demo verifier contract (AgentDemoVerifier) as a relayer uses it: read the agent's meta-transaction nonce and
-// the counters, simulate metaVerifyAgent (a refusal is named, not thrown), and send it from the relayer's wallet.
+// The demo verifier contracts (AgentDemoVerifier for ECDSA agents, AgentDemoVerifierEd25519 for Ed25519 agents) as
+// a relayer uses them: read the agent's meta-transaction nonce and the counters, simulate metaVerifyAgent (a
+// refusal is named, not thrown), and send it from the relayer's wallet. Both share metaVerifyAgent(bytes32,
+// uint256,uint256,bytes), nonces, the counters and the errors; only how the signature is checked differs.
 import { type Address, BaseError, ContractFunctionRevertedError, type Hex } from 'viem';
 import { sendAndWait } from './actions/send-transaction.js';
-import { agentDemoVerifierAbi } from './artifacts/index.js';
+import { agentDemoVerifierAbi, agentDemoVerifierEd25519Abi } from './artifacts/index.js';
 import type { ChainClient, ChainWallet } from './clients.js';
 
 /** Why the contract refuses a meta-transaction. */
@@ -24,11 +26,13 @@ export class DemoVerifierGateway {
     readonly address: Address,
     /** Who pays for relayed transactions; without one the contract can only be read. */
     private readonly relayer?: ChainWallet,
+    /** Which of the two contracts: how the agent signs (EIP-712, or Ed25519 over messageHash). */
+    readonly keyType: 'secp256k1' | 'ed25519' = 'secp256k1',
   ) {}
 
   /** The same contract, relayed by `relayer`. */
   withRelayer(relayer: ChainWallet): DemoVerifierGateway {
-    return new DemoVerifierGateway(this.client, this.address, relayer);
+    return new DemoVerifierGateway(this.client, this.address, relayer, this.keyType);
   }
 
   get relaying(): boolean {
@@ -41,7 +45,9 @@ export class DemoVerifierGateway {
   }
 
   private get contract() {
-    return { address: this.address, abi: agentDemoVerifierAbi } as const;
+    // the functions called here have the same signatures in both ABIs; the ECDSA one types the calls
+    const abi = (this.keyType === 'ed25519' ? agentDemoVerifierEd25519Abi : agentDemoVerifierAbi) as typeof agentDemoVerifierAbi;
+    return { address: this.address, abi } as const;
   }
 
   /** The agent's next meta-transaction nonce. */

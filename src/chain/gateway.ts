@@ -16,8 +16,9 @@ export interface NetworkGateway {
   registry: RegistryGateway;
   /** One-call reads of an agent's whole public state (a deployless eth_call). */
   lens: AgentLens;
-  /** The demo verifier contract, read-only (a relayer is added by whoever pays for transactions). */
+  /** The demo verifier contracts, read-only (a relayer is added by whoever pays for transactions); Celo has no Ed25519 one. */
   demoVerifier: DemoVerifierGateway;
+  demoVerifierEd25519: DemoVerifierGateway | null;
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
   /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
@@ -54,6 +55,9 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     registry: new RegistryGateway(client, setup.contracts.registry),
     lens: new AgentLens(client, setup.contracts.registry),
     demoVerifier: new DemoVerifierGateway(client, setup.contracts.demoVerifier),
+    demoVerifierEd25519: setup.contracts.demoVerifierEd25519
+      ? new DemoVerifierGateway(client, setup.contracts.demoVerifierEd25519, undefined, 'ed25519')
+      : null,
     contracts: setup.contracts,
     registryDeployBlock: setup.registryDeployBlock,
     embedded: setup.embedded,

@@ -41,6 +41,7 @@ export interface ServiceOptions {
   demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
   /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
   demoVerifiers?: Partial<Record<NetworkName, DemoVerifierGateway>>;
+  demoVerifiersEd25519?: Partial<Record<NetworkName, DemoVerifierGateway>>;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -64,7 +65,13 @@ export interface Services {
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
   /** The demo endpoints' use cases. */
-  demo: { verify: DemoVerifyService; census: DemoCensusService; agentToAgent: DemoAgentToAgentService; chainVerify: DemoChainVerifyService };
+  demo: {
+    verify: DemoVerifyService;
+    census: DemoCensusService;
+    agentToAgent: DemoAgentToAgentService;
+    chainVerify: DemoChainVerifyService;
+    chainVerifyEd25519: DemoChainVerifyService;
+  };
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -108,7 +115,16 @@ export function createServices(options: ServiceOptions): Services {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, clock),
     agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
-    chainVerify: new DemoChainVerifyService(signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}, clock),
+    chainVerify: new DemoChainVerifyService('secp256k1', signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}, clock),
+    chainVerifyEd25519: new DemoChainVerifyService(
+      'ed25519',
+      signedRequests,
+      queries,
+      options.store,
+      options.chains,
+      options.demoVerifiersEd25519 ?? {},
+      clock,
+    ),
   };
   return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
 }

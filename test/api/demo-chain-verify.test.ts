@@ -2,14 +2,16 @@
 // meta-transaction, the relayer mines it at the demo verifier contract; the contract's refusals are 400s that
 // say why, the fourth relay for one human within the hour is a 429 with Retry-After, and the GET description
 // names the domain and the agent's nonce.
+
+import { ed25519 } from '@noble/curves/ed25519.js';
 import request from 'supertest';
-import type { Hex, LocalAccount } from 'viem';
+import { bytesToHex, encodePacked, type Hex, hexToBytes, keccak256, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
 const PATH = '/api/demo/chain-verify?network=testnet';
 const TYPES = {
@@ -24,13 +26,16 @@ describe('POST /api/demo/chain-verify', () => {
   let networks: TestNetworks;
   let q: QueryTestApp;
   let verifier: DemoVerifierGateway;
+  let ed25519Verifier: DemoVerifierGateway;
   let agent: RegisteredAgent;
 
   beforeAll(async () => {
     networks = await deployTestNetworks();
     const system = networks.testnet;
-    verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifier, await system.newWallet());
-    q = await queryTestApp(networks, { demoVerifiers: { testnet: verifier } });
+    const relayer = await system.newWallet();
+    verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifier, relayer);
+    ed25519Verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifierEd25519 as Hex, relayer, 'ed25519');
+    q = await queryTestApp(networks, { demoVerifiers: { testnet: verifier }, demoVerifiersEd25519: { testnet: ed25519Verifier } });
     agent = await registerLinked(system);
     await q.services.queries.syncNow();
   });
@@ -103,5 +108,43 @@ describe('POST /api/demo/chain-verify', () => {
     const refused = await request(q.app).post('/api/demo/chain-verify?network=mainnet').set(headers).send(text);
     expect(refused.status).toBe(503);
     expect(refused.body.error).toMatch(/RELAYER_PRIVATE_KEY/);
+  });
+
+  it("relays an Ed25519 agent's meta-transaction (agentKey = the raw key, as in the registry)", async () => {
+    const opened = await request(q.app).post('/api/agent/register').send({ mode: 'ed25519', network: 'testnet' });
+    await approveDeepLink(q.app, networks, opened.body.deepLink);
+    const key = await request(q.app).post('/api/agent/register/export').send({ token: opened.body.sessionToken });
+    expect(key.status).toBe(200);
+    await q.services.queries.syncNow();
+    const seed = hexToBytes(key.body.privateKey);
+    const agentKey = key.body.publicKey as Hex;
+    const nonce = await ed25519Verifier.nonceOf(agentKey);
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 300);
+    const message = keccak256(encodePacked(['bytes32', 'uint256', 'uint256'], [agentKey, nonce, deadline]));
+    const body = JSON.stringify({
+      agentKey,
+      nonce: nonce.toString(),
+      deadline: Number(deadline),
+      eip712Signature: bytesToHex(ed25519.sign(hexToBytes(message), seed)),
+    });
+    const path = '/api/demo/chain-verify-ed25519?network=testnet';
+    const headers = await signedHeaders({ type: 'ed25519', seed }, { method: 'POST', url: path, body });
+    const res = await request(q.app).post(path).set(headers).set('content-type', 'application/json').send(body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ verificationCount: '1', rateLimitRemaining: 2 });
+
+    const forged = JSON.stringify({
+      agentKey,
+      nonce: (nonce + 1n).toString(),
+      deadline: Number(deadline),
+      eip712Signature: bytesToHex(ed25519.sign(hexToBytes(message), seed)),
+    });
+    const again = await request(q.app)
+      .post(path)
+      .set(await signedHeaders({ type: 'ed25519', seed }, { method: 'POST', url: path, body: forged }))
+      .set('content-type', 'application/json')
+      .send(forged);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toMatch(/Ed25519 signature invalid/);
   });
 });

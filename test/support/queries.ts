@@ -57,6 +57,7 @@ export interface QueryTestAppOptions {
   store?: KeyValueStore;
   demoAgents?: ServiceOptions['demoAgents'];
   demoVerifiers?: ServiceOptions['demoVerifiers'];
+  demoVerifiersEd25519?: ServiceOptions['demoVerifiersEd25519'];
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -91,6 +92,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
     ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),
+    ...(options.demoVerifiersEd25519 ? { demoVerifiersEd25519: options.demoVerifiersEd25519 } : {}),
   });
   const app = createApp({
     chains,

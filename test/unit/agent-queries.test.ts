@@ -68,6 +68,7 @@ function fakeGateway(network: NetworkName, view: AgentView): NetworkGateway {
     registry: {} as NetworkGateway['registry'],
     lens: new AgentLens(client, REGISTRY),
     demoVerifier: new DemoVerifierGateway(client, REGISTRY),
+    demoVerifierEd25519: null,
     contracts: { registry: REGISTRY, proofProvider: PROVIDER } as NetworkGateway['contracts'],
     registryDeployBlock: 1n,
     embedded: true,

@@ -4,6 +4,7 @@
 import type { Request } from 'express';
 import { NETWORKS } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
+import type { DemoChainVerifyService } from '../../services/demo/chain-verify.js';
 import type { Services } from '../../services/index.js';
 import type { SignedRequest } from '../../services/signed-requests.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
@@ -116,6 +117,81 @@ const CENSUS: Description = {
   exampleBody: {},
 };
 
+const CHAIN_VERIFY_ED25519: Description = {
+  endpoint: '/api/demo/chain-verify-ed25519',
+  method: 'POST',
+  description:
+    'The same as chain-verify for agents registered with Ed25519 keys: agentKey is the raw public key (as in the registry) and ' +
+    'eip712Signature the 64-byte Ed25519 signature over messageHash(agentKey, nonce, deadline) = keccak256(agentKey ‖ nonce ‖ deadline).',
+  exampleBody: { agentKey: '0x…(raw Ed25519 key)', nonce: '0', deadline: 1_900_000_000, eip712Signature: '0x…(64 bytes)', networkId: 'testnet' },
+};
+
+/** POST relays a meta-transaction; GET names what a signer needs: the contract, its EIP-712 domain, a key's nonce. */
+function chainVerifyRoutes(service: DemoChainVerifyService, description: Description): Route[] {
+  const ed25519 = service.keyType === 'ed25519';
+  return [
+    {
+      method: 'post',
+      path: description.endpoint,
+      summary: ed25519
+        ? "Relay an Ed25519 agent's meta-transaction to the Ed25519 demo verifier contract"
+        : "Relay the agent's EIP-712 meta-transaction to the demo verifier contract",
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'required',
+      textBody: true,
+      responses: {
+        200: { description: 'Mined', schema: chainVerificationSchema },
+        ...signatureErrors,
+        400: { description: 'A malformed body, an unsupported network, or the contract refused (the message says why)' },
+        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After)' },
+        503: { description: 'No relayer on this network (the message names the setting)' },
+      },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        res.json(documented(chainVerificationSchema, await service.relay(signedRequestOf(req), network)));
+      },
+    },
+    {
+      method: 'get',
+      path: description.endpoint,
+      summary: `How to call POST ${description.endpoint}: the contract, ${ed25519 ? 'the message to sign' : 'the EIP-712 domain and types'}, and the nonce of ?agentKey=`,
+      tags: TAGS,
+      query: chainVerifyHelpQuerySchema,
+      responses: {
+        200: { description: 'The description', schema: demoDescriptionSchema },
+        400: { description: 'A malformed agentKey or network, or a network without this contract' },
+      },
+      handler: async (req, res) => {
+        const { network, agentKey } = parseWith(chainVerifyHelpQuerySchema, req.query, 'query');
+        const contract = service.contractOf(network);
+        const { chainId } = NETWORKS[network];
+        res.json({
+          ...describe(description),
+          network,
+          contract: contract.address,
+          ...(ed25519
+            ? { message: 'keccak256(abi.encodePacked(bytes32 agentKey, uint256 nonce, uint256 deadline)), signed as 32 raw bytes' }
+            : {
+                eip712: {
+                  domain: { name: 'AgentDemoVerifier', version: '1', chainId, verifyingContract: contract.address },
+                  types: {
+                    MetaVerify: [
+                      { name: 'agentKey', type: 'bytes32' },
+                      { name: 'nonce', type: 'uint256' },
+                      { name: 'deadline', type: 'uint256' },
+                    ],
+                  },
+                  primaryType: 'MetaVerify',
+                },
+              }),
+          ...(agentKey ? { agentKey, nonce: (await contract.nonceOf(agentKey as `0x${string}`)).toString() } : {}),
+        });
+      },
+    },
+  ];
+}
+
 export function demoRoutes(services: Services): Route[] {
   const { demo } = services;
   return [
@@ -154,58 +230,8 @@ export function demoRoutes(services: Services): Route[] {
       },
     },
     descriptionRoute(AGENT_TO_AGENT),
-    {
-      method: 'post',
-      path: CHAIN_VERIFY.endpoint,
-      summary: "Relay the agent's EIP-712 meta-transaction to the demo verifier contract",
-      tags: TAGS,
-      query: demoQuerySchema,
-      signedRequest: 'required',
-      textBody: true,
-      responses: {
-        200: { description: 'Mined', schema: chainVerificationSchema },
-        ...signatureErrors,
-        400: { description: 'A malformed body, an unsupported network, or the contract refused (the message says why)' },
-        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After)' },
-        503: { description: 'No relayer on this network (the message names the setting)' },
-      },
-      handler: async (req, res) => {
-        const { network } = parseWith(demoQuerySchema, req.query, 'query');
-        res.json(documented(chainVerificationSchema, await demo.chainVerify.relay(signedRequestOf(req), network)));
-      },
-    },
-    {
-      method: 'get',
-      path: CHAIN_VERIFY.endpoint,
-      summary: 'How to call POST /api/demo/chain-verify: the EIP-712 domain and types, and the nonce of ?agentKey=',
-      tags: TAGS,
-      query: chainVerifyHelpQuerySchema,
-      responses: {
-        200: { description: 'The description', schema: demoDescriptionSchema },
-        400: { description: 'A malformed agentKey or network' },
-        503: { description: 'No relayer on this network' },
-      },
-      handler: async (req, res) => {
-        const { network, agentKey } = parseWith(chainVerifyHelpQuerySchema, req.query, 'query');
-        const contract = demo.chainVerify.contractOf(network);
-        res.json({
-          ...describe(CHAIN_VERIFY),
-          network,
-          eip712: {
-            domain: { name: 'AgentDemoVerifier', version: '1', chainId: NETWORKS[network].chainId, verifyingContract: contract.address },
-            types: {
-              MetaVerify: [
-                { name: 'agentKey', type: 'bytes32' },
-                { name: 'nonce', type: 'uint256' },
-                { name: 'deadline', type: 'uint256' },
-              ],
-            },
-            primaryType: 'MetaVerify',
-          },
-          ...(agentKey ? { agentKey, nonce: (await contract.nonceOf(agentKey as `0x${string}`)).toString() } : {}),
-        });
-      },
-    },
+    ...chainVerifyRoutes(demo.chainVerify, CHAIN_VERIFY),
+    ...chainVerifyRoutes(demo.chainVerifyEd25519, CHAIN_VERIFY_ED25519),
     {
       method: 'post',
       path: CENSUS.endpoint,

@@ -1,5 +1,7 @@
-// POST /api/demo/chain-verify: a verified agent has the service's relayer submit its EIP-712 meta-transaction to
-// the demo verifier contract, which checks the agent against the registry on chain. Unlike the deployed service,
+// POST /api/demo/chain-verify (and /chain-verify-ed25519): a verified agent has the service's relayer submit its
+// meta-transaction to the demo verifier contract, which checks the agent against the registry on chain (ECDSA
+// agents sign EIP-712 MetaVerify; Ed25519 agents sign the contract's messageHash, 32 raw bytes, and are named by
+// their raw public key as in the registry). Unlike the deployed service,
 // the HTTP signature is checked first (a gate, not only a replay key). At most 3 relayed transactions per rolling
 // hour per human (nullifier), counted on the store port.
 import type { Hex } from 'viem';
@@ -16,15 +18,15 @@ export const CHAIN_VERIFY_LIMIT = 3;
 const WINDOW_MS = 60 * 60 * 1000;
 
 const integer = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,78}$/)]).transform((value) => BigInt(value));
-const bodySchema = z.object({
-  agentKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
-  nonce: integer,
-  deadline: integer,
-  eip712Signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/),
-  networkId: z.union([z.string(), z.number()]).optional(),
-});
-const BODY_ERROR =
-  'Invalid request body: expected { agentKey (bytes32 hex), nonce, deadline (unix seconds), eip712Signature (65-byte hex), networkId? }';
+const bodySchemaOf = (signatureBytes: number) =>
+  z.object({
+    agentKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    nonce: integer,
+    deadline: integer,
+    eip712Signature: z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${signatureBytes * 2}}$`)),
+    networkId: z.union([z.string(), z.number()]).optional(),
+  });
+const SIGNATURE_BYTES = { secp256k1: 65, ed25519: 64 } as const;
 
 const REFUSALS: Record<Exclude<MetaVerifyRefusal, { other: string }>, string> = {
   NotVerifiedAgent: 'Contract rejected: agent not verified in registry (isVerifiedAgent returned false)',
@@ -32,6 +34,8 @@ const REFUSALS: Record<Exclude<MetaVerifyRefusal, { other: string }>, string> = 
   MetaTxInvalidNonce: 'Contract rejected: invalid nonce (replay or out of order)',
   MetaTxInvalidSignature: 'Contract rejected: EIP-712 signature invalid — signer does not match agent key',
 };
+const ED25519_INVALID =
+  'Contract rejected: Ed25519 signature invalid — it does not verify for the agent key over messageHash(agentKey, nonce, deadline)';
 
 export interface ChainVerification {
   txHash: Hex;
@@ -47,7 +51,11 @@ export interface ChainVerification {
 }
 
 export class DemoChainVerifyService {
+  readonly #body: ReturnType<typeof bodySchemaOf>;
+
   constructor(
+    /** Which contract: ECDSA agents (EIP-712) or Ed25519 agents. */
+    readonly keyType: 'secp256k1' | 'ed25519',
     private readonly verifier: SignedRequestVerifier,
     private readonly queries: AgentQueryService,
     private readonly store: KeyValueStore,
@@ -55,37 +63,50 @@ export class DemoChainVerifyService {
     /** The demo verifier per network, with the relayer that pays for the transactions. */
     private readonly relayed: Partial<Record<NetworkName, DemoVerifierGateway>>,
     private readonly clock: Clock = Date.now,
-  ) {}
+  ) {
+    this.#body = bodySchemaOf(SIGNATURE_BYTES[keyType]);
+  }
 
-  /** The contract a network's agents sign for (read-only where this service has no relayer). */
+  get #scope(): string {
+    return this.keyType === 'ed25519' ? 'demo-chain-verify-ed25519' : 'demo-chain-verify';
+  }
+
+  /** The contract a network's agents sign for (read-only where this service has no relayer); 400 where there is none. */
   contractOf(network: NetworkName): DemoVerifierGateway {
-    return this.relayed[network] ?? this.chains.get(network).demoVerifier;
+    const gateway = this.chains.get(network);
+    const contract = this.relayed[network] ?? (this.keyType === 'ed25519' ? gateway.demoVerifierEd25519 : gateway.demoVerifier);
+    if (!contract) throw badRequest(`Network ${network} has no Ed25519 demo verifier: set ${network.toUpperCase()}_DEMO_VERIFIER_ED25519_ADDRESS`);
+    return contract;
   }
 
   #relayerOf(network: NetworkName): DemoVerifierGateway {
-    const contract = this.relayed[network];
-    if (!contract?.relaying) throw new ServiceError(503, `Relayer not configured for ${network}: set RELAYER_PRIVATE_KEY`);
+    const contract = this.contractOf(network);
+    if (!contract.relaying) throw new ServiceError(503, `Relayer not configured for ${network}: set RELAYER_PRIVATE_KEY`);
     return contract;
   }
 
   async relay(request: SignedRequest, queryNetwork: NetworkName): Promise<ChainVerification> {
     if (!this.verifier.isSigned(request)) throw new ServiceError(401, 'Missing agent authentication headers');
-    let parsed: z.output<typeof bodySchema>;
+    let parsed: z.output<ReturnType<typeof bodySchemaOf>>;
     try {
-      parsed = bodySchema.parse(JSON.parse(request.body || '{}'));
+      parsed = this.#body.parse(JSON.parse(request.body || '{}'));
     } catch {
-      throw badRequest(BODY_ERROR);
+      const bytes = SIGNATURE_BYTES[this.keyType];
+      throw badRequest(
+        `Invalid request body: expected { agentKey (bytes32 hex), nonce, deadline (unix seconds), eip712Signature (${bytes}-byte hex), networkId? }`,
+      );
     }
     const network = parsed.networkId === undefined ? queryNetwork : resolveNetworkOrAlias(parsed.networkId);
     const contract = this.#relayerOf(network);
-    const caller = await this.verifier.verify(request, { network, scope: 'demo-chain-verify' });
+    const caller = await this.verifier.verify(request, { network, scope: this.#scope });
     const call = { agentKey: parsed.agentKey as Hex, nonce: parsed.nonce, deadline: parsed.deadline, signature: parsed.eip712Signature as Hex };
     const refusal = await contract.refusalOf(call);
+    if (refusal === 'MetaTxInvalidSignature' && this.keyType === 'ed25519') throw badRequest(ED25519_INVALID);
     if (refusal !== undefined) throw badRequest(typeof refusal === 'string' ? REFUSALS[refusal] : `Contract rejected: ${refusal.other}`);
 
     const agent = await this.queries.agentByKey(network, call.agentKey);
     const nullifier = agent?.view.nullifier ?? 0n;
-    const remaining = await this.#take(`demo:chain-verify:${network}:${nullifier}`);
+    const remaining = await this.#take(`demo:${this.#scope}:${network}:${nullifier}`);
     const sent = await contract.send(call);
     const counts = await contract.counts(call.agentKey);
     return {
