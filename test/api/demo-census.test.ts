@@ -5,14 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { type RequestSigner, signedHeaders } from '../../src/core/signed-request.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { testApp } from '../support/app.js';
-import { eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
+import { type QueryTestApp, queryTestApp } from '../support/queries.js';
+import { deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
+import { registeredSigner } from '../support/signers.js';
 
 const PATH = '/api/demo/census?network=testnet';
 
@@ -23,17 +23,14 @@ describe('/api/demo/census', () => {
   let q: QueryTestApp;
 
   /** A wallet-free agent whose human disclosed `nationality` and proved `minimumAge` and OFAC. */
-  async function agentOf(nationality: string, minimumAge: 0 | 18 | 21): Promise<RequestSigner> {
-    const opened = await request(q.app)
-      .post('/api/agent/register')
-      .send({ mode: 'wallet-free', network: 'testnet', disclosures: { nationality: true, minimumAge, ofac: true } });
-    expect(opened.status).toBe(200);
-    await approveDeepLink(q.app, networks, opened.body.deepLink, { document: newDocument({ nationality }) });
-    const status = async () => (await request(q.app).get('/api/agent/register/status').query({ token: opened.body.sessionToken })).body;
-    expect((await eventually(status, (s) => s.stage === 'completed', 10_000)).value.stage).toBe('completed');
-    const key = await request(q.app).post('/api/agent/register/export').send({ token: opened.body.sessionToken });
-    return { type: 'secp256k1', account: privateKeyToAccount(key.body.privateKey) };
-  }
+  const agentOf = async (nationality: string, minimumAge: 0 | 18 | 21): Promise<RequestSigner> =>
+    (
+      await registeredSigner(q.app, networks, {
+        mode: 'wallet-free',
+        disclosures: { nationality: true, minimumAge, ofac: true },
+        document: newDocument({ nationality }),
+      })
+    ).signer;
 
   const contribute = async (signer: RequestSigner, app = q.app) => {
     const body = '{}';

@@ -11,7 +11,8 @@ import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { registeredSigner } from '../support/signers.js';
 
 const PATH = '/api/demo/chain-verify?network=testnet';
 const TYPES = {
@@ -111,13 +112,10 @@ describe('POST /api/demo/chain-verify', () => {
   });
 
   it("relays an Ed25519 agent's meta-transaction (agentKey = the raw key, as in the registry)", async () => {
-    const opened = await request(q.app).post('/api/agent/register').send({ mode: 'ed25519', network: 'testnet' });
-    await approveDeepLink(q.app, networks, opened.body.deepLink);
-    const key = await request(q.app).post('/api/agent/register/export').send({ token: opened.body.sessionToken });
-    expect(key.status).toBe(200);
+    const { key } = await registeredSigner(q.app, networks, { mode: 'ed25519' });
     await q.services.queries.syncNow();
-    const seed = hexToBytes(key.body.privateKey);
-    const agentKey = key.body.publicKey as Hex;
+    const seed = hexToBytes(key.privateKey);
+    const agentKey = key.publicKey as Hex;
     const nonce = await ed25519Verifier.nonceOf(agentKey);
     const deadline = BigInt(Math.floor(Date.now() / 1000) + 300);
     const message = keccak256(encodePacked(['bytes32', 'uint256', 'uint256'], [agentKey, nonce, deadline]));

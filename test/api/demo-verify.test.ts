@@ -6,15 +6,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { AGENT_HEADERS, type RequestSigner, signedHeaders } from '../../src/core/signed-request.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { newAccount, registerLinked } from '../support/agents.js';
 import { testApp } from '../support/app.js';
-import { deregisterByProof, eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { deregisterByProof, type QueryTestApp, queryTestApp } from '../support/queries.js';
+import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { registeredSigner } from '../support/signers.js';
 
 const PATH = '/api/demo/verify?network=testnet';
 const BODY = '{"hello":"registry"}';
@@ -24,20 +24,6 @@ describe('POST /api/demo/verify', () => {
   let networks: TestNetworks;
   let store: SqliteStore;
   let q: QueryTestApp;
-
-  /** Registers an agent of `mode` through the REST flow and the mock identity app, and exports its key. */
-  async function registeredSigner(mode: 'wallet-free' | 'ed25519'): Promise<RequestSigner> {
-    const opened = await request(q.app).post('/api/agent/register').send({ mode, network: 'testnet' });
-    expect(opened.status).toBe(200);
-    await approveDeepLink(q.app, networks, opened.body.deepLink);
-    const status = async () => (await request(q.app).get('/api/agent/register/status').query({ token: opened.body.sessionToken })).body;
-    expect((await eventually(status, (s) => s.stage === 'completed', 10_000)).value.stage).toBe('completed');
-    const key = await request(q.app).post('/api/agent/register/export').send({ token: opened.body.sessionToken });
-    expect(key.status).toBe(200);
-    return mode === 'ed25519'
-      ? { type: 'ed25519', seed: key.body.privateKey }
-      : { type: 'secp256k1', account: privateKeyToAccount(key.body.privateKey) };
-  }
 
   const send = async (
     signer: RequestSigner,
@@ -62,8 +48,8 @@ describe('POST /api/demo/verify', () => {
     store = new SqliteStore(join(dir, 'store.sqlite'));
     // the log follower polls only when told to (syncNow), so RPC round trips can be counted exactly
     q = await queryTestApp(networks, { store, eventPollIntervalMs: 3_600_000 });
-    ecdsa = await registeredSigner('wallet-free');
-    ed = await registeredSigner('ed25519');
+    ecdsa = (await registeredSigner(q.app, networks, { mode: 'wallet-free' })).signer;
+    ed = (await registeredSigner(q.app, networks, { mode: 'ed25519' })).signer;
     await q.services.queries.syncNow();
   });
 
