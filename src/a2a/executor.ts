@@ -70,6 +70,11 @@ export class RegistryAgentExecutor implements AgentExecutor {
         return [`Agent ${info.agentId} on ${info.network}: ${info.isVerified ? 'verified' : 'not verified'} (${info.strengthLabel})`, info];
       }
       case 'verify': {
+        if (request.signedRequest) {
+          const agent = await this.services.signedRequests.verify(request.signedRequest, { network: request.network, scope: 'a2a-verify' });
+          const answer = { ...agent, agentId: agent.agentId.toString(), nullifier: agent.nullifier.toString(), valid: true };
+          return [`The request was signed by agent ${answer.agentId}, backed by a human`, answer];
+        }
         const result = await queries.verify(request.network, request.agentId!);
         return [`Agent ${result.agentId} ${result.isVerified ? 'is backed by a human' : 'has no valid proof of human'}`, result];
       }

@@ -5,6 +5,7 @@ import type { Message } from '@a2a-js/sdk';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { SessionOpening } from '../services/sessions.js';
+import type { SignedRequest } from '../services/signed-requests.js';
 
 export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
 export type Intent = (typeof INTENTS)[number];
@@ -34,6 +35,8 @@ export interface IntentRequest {
   sessionToken?: string;
   /** register / deregister: the session to open, from the fields the caller sent. */
   opening?: SessionOpening;
+  /** verify: a signed agent request to check ({headers, method, url, body}), instead of an agent id. */
+  signedRequest?: SignedRequest;
   /** Every field the caller sent (data part or JSON text). */
   fields: Record<string, unknown>;
 }
@@ -147,7 +150,13 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
   const agentId = agentIdOf(fields['agentId'] ?? fields['agent_id'] ?? fields['id']);
   const tokenField = fields['sessionToken'] ?? fields['token'];
   const sessionToken = typeof tokenField === 'string' && tokenField.trim() !== '' ? tokenField.trim() : undefined;
-  const present = { agentId: agentId !== undefined, sessionToken: sessionToken !== undefined, mode: typeof fields['mode'] === 'string' };
+  const signedRequest = intent === 'verify' ? signedRequestOf(fields['signedRequest']) : undefined;
+  const present = {
+    // verify checks either an agent by id or the agent behind a signed request
+    agentId: agentId !== undefined || signedRequest !== undefined,
+    sessionToken: sessionToken !== undefined,
+    mode: typeof fields['mode'] === 'string',
+  };
   const missing = REQUIRED[intent].filter((name) => !present[name]);
   if (missing.includes('mode')) {
     const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
@@ -167,9 +176,23 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
       ...(agentId !== undefined ? { agentId } : {}),
       ...(sessionToken !== undefined ? { sessionToken } : {}),
       ...(opening ? { opening } : {}),
+      ...(signedRequest ? { signedRequest } : {}),
       fields,
     },
   };
+}
+
+/** A signed request carried in a data part: {headers: {x-svc-agent-*...}, method, url, body?}; undefined if malformed. */
+function signedRequestOf(value: unknown): SignedRequest | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { headers, method, url, body } = value as Record<string, unknown>;
+  if (typeof headers !== 'object' || headers === null || typeof method !== 'string' || typeof url !== 'string') return undefined;
+  const lowercase = Object.fromEntries(
+    Object.entries(headers as Record<string, unknown>)
+      .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+      .map(([name, text]) => [name.toLowerCase(), text]),
+  );
+  return { headers: lowercase, method, url, body: typeof body === 'string' ? body : '' };
 }
 
 /** The register or deregister request in the caller's fields, as POST /api/agent/{register,deregister} takes it. */

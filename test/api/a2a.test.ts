@@ -9,6 +9,7 @@ import { Ajv } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedHeaders } from '../../src/core/signed-request.js';
 import type { Services } from '../../src/services/index.js';
 import { SESSION_CREATION } from '../../src/services/rate-limits.js';
 import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
@@ -89,6 +90,22 @@ describe('A2A endpoint', () => {
   it('an unknown agent gets the REST error as data, not a protocol error', async () => {
     const answer = await send([dataPart({ intent: 'lookup', agentId: 987654, chainId: TESTNET })]);
     expect(dataOf(answer.parts)).toMatchObject({ status: 404, intent: 'lookup' });
+  });
+
+  it('verify checks a signed agent request carried in a data part, once', async () => {
+    const body = '{"order":1}';
+    const headers = await signedHeaders({ type: 'secp256k1', account: agent.agent }, { method: 'POST', url: '/orders', body });
+    const ask = async () =>
+      dataOf(
+        (await send([dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body } })])).parts,
+      );
+    expect(await ask()).toMatchObject({ valid: true, agentId: String(agent.agentId), agentAddress: agent.agent.address, keyType: 'secp256k1' });
+    expect(await ask()).toMatchObject({ status: 409, error: 'Replay detected' });
+    const tampered = dataOf(
+      (await send([dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body: '{}' } })]))
+        .parts,
+    );
+    expect(tampered).toMatchObject({ status: 403 });
   });
 
   it('an incomplete request says what is missing', async () => {
