@@ -7,9 +7,8 @@ export type CorsSet = (typeof CORS_GROUPS)[CorsGroup];
 
 /** Paths that match no route and no route's prefix: first match wins; null: no CORS headers. */
 const DEFAULT_CORS: readonly [prefix: string, group: CorsGroup | null][] = [
-  // server-to-server endpoints (their own origin rules and signed headers)
+  // the account-abstraction proxy: its own origin allow-list
   ['/api/aa/', null],
-  ['/api/demo/', null],
   // a page may read the 404 of an unknown API or discovery path
   ['/api/', 'public'],
   ['/.well-known/', 'public'],

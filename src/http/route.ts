@@ -15,10 +15,15 @@ export const CACHE_POLICIES = {
 export type CachePolicy = keyof typeof CACHE_POLICIES;
 
 /** Who may call an endpoint from a browser page of another origin, and with which headers. */
+const EXPOSED = 'X-Request-Id, Retry-After';
+const AGENT_SIGNATURE = 'x-svc-agent-signature, x-svc-agent-timestamp, x-svc-agent-address, x-svc-agent-keytype, x-svc-agent-key';
+
 export const CORS_GROUPS = {
-  public: { methods: 'GET, HEAD, OPTIONS', headers: 'Content-Type, Accept' },
-  session: { methods: 'GET, POST, OPTIONS', headers: 'Content-Type, Accept, Authorization' },
-  a2a: { methods: 'POST, OPTIONS', headers: 'Content-Type, Accept, Authorization, X-Agent-Id' },
+  public: { methods: 'GET, HEAD, OPTIONS', headers: 'Content-Type, Accept', expose: EXPOSED },
+  session: { methods: 'GET, POST, OPTIONS', headers: 'Content-Type, Accept, Authorization', expose: EXPOSED },
+  a2a: { methods: 'POST, OPTIONS', headers: 'Content-Type, Accept, Authorization, X-Agent-Id', expose: EXPOSED },
+  /** Signed agent requests: the page sends the signature headers, and reads the ones a signed answer carries. */
+  signed: { methods: 'GET, POST, OPTIONS', headers: `Content-Type, Accept, ${AGENT_SIGNATURE}`, expose: `${EXPOSED}, ${AGENT_SIGNATURE}` },
 } as const;
 export type CorsGroup = keyof typeof CORS_GROUPS;
 

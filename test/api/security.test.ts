@@ -105,8 +105,23 @@ describe('security headers, CORS and caching', () => {
       expect(res.headers['access-control-allow-origin']).toBe('*');
     });
 
-    it('the AA proxy, the demo endpoints, /metrics and /docs send no CORS headers', async () => {
-      for (const path of ['/api/aa/token', '/api/demo/verify', '/metrics', '/docs']) {
+    it('the demo endpoints answer any origin, take the signature headers and expose those of a signed answer', async () => {
+      const preflight = await request(app)
+        .options('/api/demo/agent-to-agent')
+        .set('Origin', ORIGIN)
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'x-svc-agent-signature, x-svc-agent-timestamp, content-type');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('*');
+      expect(preflight.headers['access-control-allow-headers']).toContain('x-svc-agent-signature');
+      const res = await request(app).get('/api/demo/verify').set('Origin', ORIGIN);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-expose-headers']).toContain('x-svc-agent-signature');
+      expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+    });
+
+    it('the AA proxy, /metrics and /docs send no CORS headers', async () => {
+      for (const path of ['/api/aa/token', '/metrics', '/docs']) {
         const res = await request(app).get(path).set('Origin', ORIGIN);
         expect(res.headers['access-control-allow-origin'], path).toBeUndefined();
       }

@@ -48,7 +48,6 @@ describe('RoutePolicies', () => {
     expect(policies.corsFor('/api/no/such/thing')).toBe(CORS_GROUPS.public);
     expect(policies.corsFor('/.well-known/nothing')).toBe(CORS_GROUPS.public);
     expect(policies.corsFor('/api/aa/token')).toBeNull();
-    expect(policies.corsFor('/api/demo/verify')).toBeNull();
     expect(policies.corsFor('/docs/x')).toBeNull();
     expect(policies.corsFor('/docsx')).toBeNull();
   });

@@ -7,8 +7,9 @@
 // service never uses cookies or other ambient credentials: a session token travels only in the query
 // string, an Authorization header or the body, where the calling page put it itself, and
 // `Access-Control-Allow-Credentials` is never sent. A foreign page can therefore do nothing that it could
-// not do with curl. Not covered: /api/aa/* (origin-restricted by its own allow-list) and /api/demo/*
-// (server-to-server, signed headers), /metrics and /docs.
+// not do with curl. The demo endpoints too: what authorizes a call there is the agent's signature, which a page
+// can only send if it holds the agent's key, and a signed answer's headers are exposed so the page can check
+// them. Not covered: /api/aa/* (origin-restricted by its own allow-list), /metrics and /docs.
 //
 // Cache-Control, per route of the table for GET and HEAD; everything else is `no-store`, and so is every
 // answer with a status of 400 or more, whatever its path:
@@ -73,7 +74,7 @@ export function cors(policies: RoutePolicies): RequestHandler {
     }
     res.setHeader('Access-Control-Allow-Origin', '*');
     if (req.method !== 'OPTIONS') {
-      res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+      res.setHeader('Access-Control-Expose-Headers', set.expose);
       next();
       return;
     }

@@ -75,6 +75,7 @@ const descriptionRoute = (d: Description): Route => ({
   summary: `How to call ${d.method} ${d.endpoint}`,
   tags: TAGS,
   cache: 'discovery',
+  cors: 'signed',
   responses: { 200: { description: 'The description', schema: demoDescriptionSchema } },
   handler: (_req, res) => {
     res.json(describe(d));
@@ -139,6 +140,7 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
       tags: TAGS,
       query: demoQuerySchema,
       signedRequest: 'required',
+      cors: 'signed',
       textBody: true,
       responses: {
         200: { description: 'Mined', schema: chainVerificationSchema },
@@ -158,6 +160,7 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
       summary: `How to call POST ${description.endpoint}: the contract, ${ed25519 ? 'the message to sign' : 'the EIP-712 domain and types'}, and the nonce of ?agentKey=`,
       tags: TAGS,
       query: chainVerifyHelpQuerySchema,
+      cors: 'signed',
       responses: {
         200: { description: 'The description', schema: demoDescriptionSchema },
         400: { description: 'A malformed agentKey or network, or a network without this contract' },
@@ -202,6 +205,7 @@ export function demoRoutes(services: Services): Route[] {
       tags: TAGS,
       query: demoQuerySchema,
       signedRequest: 'required',
+      cors: 'signed',
       textBody: true,
       responses: { 200: { description: 'The verified agent', schema: demoVerificationSchema }, ...signatureErrors },
       handler: async (req, res) => {
@@ -217,6 +221,7 @@ export function demoRoutes(services: Services): Route[] {
       tags: TAGS,
       query: demoQuerySchema,
       signedRequest: 'required',
+      cors: 'signed',
       textBody: true,
       responses: {
         200: { description: 'The signed answer (x-svc-agent-* response headers)', schema: agentToAgentSchema },
@@ -239,6 +244,7 @@ export function demoRoutes(services: Services): Route[] {
       tags: TAGS,
       query: demoQuerySchema,
       signedRequest: 'required',
+      cors: 'signed',
       textBody: true,
       responses: { 200: { description: 'Recorded', schema: censusContributionSchema }, ...signatureErrors },
       handler: async (req, res) => {
@@ -253,6 +259,7 @@ export function demoRoutes(services: Services): Route[] {
       tags: TAGS,
       query: demoCensusQuerySchema,
       signedRequest: 'required',
+      cors: 'signed',
       responses: {
         200: { description: 'The aggregate (or, with ?help, the description)', schema: censusSummarySchema.or(demoDescriptionSchema) },
         ...signatureErrors,
