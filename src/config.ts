@@ -40,6 +40,8 @@ export interface Config {
   demoAgentKeys: Partial<Record<NetworkName, `0x${string}`>>;
   /** Pays for POST /api/demo/chain-verify's transactions on configured chains (local chains use their operator). */
   relayerKey?: `0x${string}`;
+  /** An external agent service for POST /api/demo/chat; unset: the built-in agent answers. */
+  chatAgentUrl?: string;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -82,6 +84,7 @@ const envSchema = z.object({
   DEMO_AGENT_PRIVATE_KEY_MAINNET: optional(privateKey),
   DEMO_AGENT_PRIVATE_KEY_TESTNET: optional(privateKey),
   RELAYER_PRIVATE_KEY: optional(privateKey),
+  CHAT_AGENT_URL: optional(z.url({ protocol: /^https?$/ })),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -131,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
     ...(values.RELAYER_PRIVATE_KEY ? { relayerKey: values.RELAYER_PRIVATE_KEY } : {}),
+    ...(values.CHAT_AGENT_URL ? { chatAgentUrl: values.CHAT_AGENT_URL } : {}),
     demoAgentKeys: {
       ...(values.DEMO_AGENT_PRIVATE_KEY_MAINNET ? { mainnet: values.DEMO_AGENT_PRIVATE_KEY_MAINNET } : {}),
       ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
+import { intentChatAgent } from './a2a/chat-agent.js';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import { createChainWallet } from './chain/clients.js';
 import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
@@ -156,6 +157,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       demoAgents,
       demoVerifiers,
       demoVerifiersEd25519,
+      chatAgent: intentChatAgent,
+      ...(config.chatAgentUrl ? { chatAgentUrl: config.chatAgentUrl } : {}),
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.

@@ -9,9 +9,9 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { ServiceError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../services/sessions.js';
-import { skills } from './agent-card.js';
+import { answerIntent } from './answers.js';
 import { rateLimitKeyOf } from './client-address.js';
-import { INTENTS, type IntentRequest, inputParts, parseIntent } from './intents.js';
+import { INTENTS, inputParts, parseIntent } from './intents.js';
 import { agentMessage, answerParts } from './parts.js';
 import {
   type FollowedSession,
@@ -38,7 +38,7 @@ export class RegistryAgentExecutor implements AgentExecutor {
     const { request } = parsed;
     try {
       if (request.opening) return await this.#sessionTask(ctx, bus, request.opening);
-      const [text, data] = await this.#answer(request);
+      const [text, data] = await answerIntent(this.services, request);
       this.#reply(ctx, bus, text, data);
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
@@ -61,38 +61,6 @@ export class RegistryAgentExecutor implements AgentExecutor {
     );
     bus.finished();
   };
-
-  async #answer(request: IntentRequest): Promise<[string, object]> {
-    const { queries, sessions } = this.services;
-    switch (request.intent) {
-      case 'lookup': {
-        const info = await queries.info(request.network, request.agentId!);
-        return [`Agent ${info.agentId} on ${info.network}: ${info.isVerified ? 'verified' : 'not verified'} (${info.strengthLabel})`, info];
-      }
-      case 'verify': {
-        if (request.signedRequest) {
-          const agent = await this.services.signedRequests.verify(request.signedRequest, { network: request.network, scope: 'a2a-verify' });
-          const answer = { ...agent, agentId: agent.agentId.toString(), nullifier: agent.nullifier.toString(), valid: true };
-          return [`The request was signed by agent ${answer.agentId}, backed by a human`, answer];
-        }
-        const result = await queries.verify(request.network, request.agentId!);
-        return [`Agent ${result.agentId} ${result.isVerified ? 'is backed by a human' : 'has no valid proof of human'}`, result];
-      }
-      case 'freshness': {
-        const result = await queries.freshness(request.network, request.agentId!);
-        const when = result.proofExpiresAt > 0 ? ` (expires ${new Date(result.proofExpiresAt * 1000).toISOString()})` : '';
-        return [`The proof of agent ${result.agentId} is ${result.isProofFresh ? 'fresh' : 'not fresh'}${when}`, result];
-      }
-      case 'status': {
-        const status = await sessions.status(request.sessionToken!);
-        return [`Session stage: ${status.stage}`, status];
-      }
-      default: {
-        const list = skills().map((s) => ({ intent: s.id, name: s.name, description: s.description, examples: s.examples }));
-        return [`I can: ${list.map((s) => s.intent).join(', ')}. Send a data part {"intent": ..., ...} or plain text.`, { intents: list }];
-      }
-    }
-  }
 
   #reply(ctx: RequestContext, bus: ExecutionEventBus, text: string, data: object): void {
     bus.publish(AgentEvent.message(agentMessage(ctx.contextId, answerParts(text, data))));

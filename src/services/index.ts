@@ -2,6 +2,7 @@
 import type { LocalAccount } from 'viem';
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
+import { ServiceError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import { Metrics } from '../metrics.js';
 import { SessionRepository } from '../sessions/session-repository.js';
@@ -11,6 +12,7 @@ import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
 import { DemoChainVerifyService } from './demo/chain-verify.js';
+import { type ChatBackend, DemoChatService, externalChatBackend } from './demo/chat.js';
 import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
@@ -42,6 +44,10 @@ export interface ServiceOptions {
   /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
   demoVerifiers?: Partial<Record<NetworkName, DemoVerifierGateway>>;
   demoVerifiersEd25519?: Partial<Record<NetworkName, DemoVerifierGateway>>;
+  /** The chat demo's built-in agent (the A2A agent's answers), made once the services exist. */
+  chatAgent?: (services: Services) => ChatBackend;
+  /** An external agent service for the chat demo instead (CHAT_AGENT_URL). */
+  chatAgentUrl?: string;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -71,6 +77,7 @@ export interface Services {
     agentToAgent: DemoAgentToAgentService;
     chainVerify: DemoChainVerifyService;
     chainVerifyEd25519: DemoChainVerifyService;
+    chat: DemoChatService;
   };
 }
 
@@ -126,5 +133,26 @@ export function createServices(options: ServiceOptions): Services {
       clock,
     ),
   };
-  return { registration, deregistration, refresh, identify, queries, sessions, watcher, limits, signedRequests, demo };
+  let chat: ChatBackend | undefined;
+  const chatBackend = (): ChatBackend => {
+    chat ??= options.chatAgentUrl
+      ? externalChatBackend(options.chatAgentUrl)
+      : options.chatAgent
+        ? options.chatAgent(services)
+        : { reply: () => Promise.reject(new ServiceError(503, 'No chat agent here: the service was built without one (set CHAT_AGENT_URL)')) };
+    return chat;
+  };
+  const services: Services = {
+    registration,
+    deregistration,
+    refresh,
+    identify,
+    queries,
+    sessions,
+    watcher,
+    limits,
+    signedRequests,
+    demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
+  };
+  return services;
 }

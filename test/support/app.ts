@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import { type A2aAgent, type A2aAgentOptions, createA2aAgent } from '../../src/a2a/agent.js';
+import { intentChatAgent } from '../../src/a2a/chat-agent.js';
 import type { ChainGateway } from '../../src/chain/gateway.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
@@ -52,6 +53,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
+    chatAgent: intentChatAgent,
   });
   const a2a = createA2aAgent(services, {
     publicUrl,

@@ -15,6 +15,7 @@ import {
   censusSummarySchema,
   chainVerificationSchema,
   chainVerifyHelpQuerySchema,
+  chatAnswerSchema,
   demoCensusQuerySchema,
   demoDescriptionSchema,
   demoQuerySchema,
@@ -107,6 +108,16 @@ const CHAIN_VERIFY: Description = {
     'in the registry on chain. The request must be signed too (checked first). At most 3 per rolling hour per human.',
   exampleBody: { agentKey: '0x…(bytes32)', nonce: '0', deadline: 1_900_000_000, eip712Signature: '0x…(65 bytes)', networkId: 'testnet' },
   notes: 'Sign MetaVerify(bytes32 agentKey,uint256 nonce,uint256 deadline) in the domain below; nonce = nonces(agentKey) of the contract.',
+};
+
+const CHAT: Description = {
+  endpoint: '/api/demo/chat',
+  method: 'POST',
+  description:
+    "Chat with the service's agent about agents and the registry (lookup, verify, freshness, status, help). Signed requests are " +
+    'verified and the agent is named; unsigned ones are anonymous. Turns are kept per session_id.',
+  exampleBody: { query: 'verify agent 1 on testnet', session_id: 'my-session' },
+  notes: 'Both signature headers, or none: one alone is a 401.',
 };
 
 const CENSUS: Description = {
@@ -235,6 +246,29 @@ export function demoRoutes(services: Services): Route[] {
       },
     },
     descriptionRoute(AGENT_TO_AGENT),
+    {
+      method: 'post',
+      path: CHAT.endpoint,
+      summary: "Chat with the service's agent; signed requests are verified, unsigned ones anonymous",
+      tags: TAGS,
+      query: demoQuerySchema,
+      signedRequest: 'optional',
+      cors: 'signed',
+      textBody: true,
+      responses: {
+        200: { description: 'The answer', schema: chatAnswerSchema },
+        ...signatureErrors,
+        400: { description: 'A body that is not JSON, or an unsupported network' },
+        401: { description: 'Only one of the two signature headers' },
+        502: { description: 'The external chat agent service refused' },
+        503: { description: 'The external chat agent service is unreachable' },
+      },
+      handler: async (req, res) => {
+        const { network } = parseWith(demoQuerySchema, req.query, 'query');
+        res.json(documented(chatAnswerSchema, await demo.chat.chat(signedRequestOf(req), network)));
+      },
+    },
+    descriptionRoute(CHAT),
     ...chainVerifyRoutes(demo.chainVerify, CHAIN_VERIFY),
     ...chainVerifyRoutes(demo.chainVerifyEd25519, CHAIN_VERIFY_ED25519),
     {

@@ -95,3 +95,13 @@ export const chainVerifyHelpQuerySchema = demoQuerySchema.extend({
     .optional()
     .describe('An agent key: the description then names its current meta-transaction nonce'),
 });
+
+export const chatAnswerSchema = z
+  .object({
+    reply: z.string(),
+    data: z.object({}).loose().optional().describe('The fields behind the reply (the REST answer of the question)'),
+    session_id: z.string(),
+    agent: z.string().describe('The verified caller address, or "anonymous"'),
+    turns: z.number().int().describe('Turns kept in this conversation'),
+  })
+  .meta({ id: 'ChatAnswer' });
