@@ -25,6 +25,9 @@ import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Demo'];
 
+/** What every signed demo POST shares: the signed headers, CORS for pages that hold an agent key, the raw body. */
+const SIGNED_POST = { method: 'post', tags: TAGS, query: demoQuerySchema, signedRequest: 'required', cors: 'signed', textBody: true } as const;
+
 /** What the verifier sees of a request: the exact bytes that were signed. */
 const signedRequestOf = (req: Request): SignedRequest => ({
   headers: req.headers,
@@ -143,16 +146,11 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
   const ed25519 = service.keyType === 'ed25519';
   return [
     {
-      method: 'post',
+      ...SIGNED_POST,
       path: description.endpoint,
       summary: ed25519
         ? "Relay an Ed25519 agent's meta-transaction to the Ed25519 demo verifier contract"
         : "Relay the agent's EIP-712 meta-transaction to the demo verifier contract",
-      tags: TAGS,
-      query: demoQuerySchema,
-      signedRequest: 'required',
-      cors: 'signed',
-      textBody: true,
       responses: {
         200: { description: 'Mined', schema: chainVerificationSchema },
         ...signatureErrors,
@@ -210,14 +208,9 @@ export function demoRoutes(services: Services): Route[] {
   const { demo } = services;
   return [
     {
-      method: 'post',
+      ...SIGNED_POST,
       path: VERIFY.endpoint,
       summary: 'Verify a signed agent request: which agent, backed by which human, disclosing what',
-      tags: TAGS,
-      query: demoQuerySchema,
-      signedRequest: 'required',
-      cors: 'signed',
-      textBody: true,
       responses: { 200: { description: 'The verified agent', schema: demoVerificationSchema }, ...signatureErrors },
       handler: async (req, res) => {
         const { network } = parseWith(demoQuerySchema, req.query, 'query');
@@ -226,14 +219,9 @@ export function demoRoutes(services: Services): Route[] {
     },
     descriptionRoute(VERIFY),
     {
-      method: 'post',
+      ...SIGNED_POST,
       path: AGENT_TO_AGENT.endpoint,
       summary: "Agent to agent: the service's demo agent answers a verified agent, signing its answer",
-      tags: TAGS,
-      query: demoQuerySchema,
-      signedRequest: 'required',
-      cors: 'signed',
-      textBody: true,
       responses: {
         200: { description: 'The signed answer (x-svc-agent-* response headers)', schema: agentToAgentSchema },
         ...signatureErrors,
@@ -272,14 +260,9 @@ export function demoRoutes(services: Services): Route[] {
     ...chainVerifyRoutes(demo.chainVerify, CHAIN_VERIFY),
     ...chainVerifyRoutes(demo.chainVerifyEd25519, CHAIN_VERIFY_ED25519),
     {
-      method: 'post',
+      ...SIGNED_POST,
       path: CENSUS.endpoint,
       summary: "Contribute the signing agent's credentials to the census",
-      tags: TAGS,
-      query: demoQuerySchema,
-      signedRequest: 'required',
-      cors: 'signed',
-      textBody: true,
       responses: { 200: { description: 'Recorded', schema: censusContributionSchema }, ...signatureErrors },
       handler: async (req, res) => {
         const { network } = parseWith(demoQuerySchema, req.query, 'query');
