@@ -19,6 +19,8 @@ export class TransactionRevertedError extends BaseError {
   }
 }
 
+const GAS_HEADROOM_DIVISOR = 5n;
+
 /** Sends `call` from the wallet's account and resolves with the receipt once mined; throws TransactionRevertedError if it reverted. */
 export async function sendAndWait<
   const abi extends Abi,
@@ -29,7 +31,11 @@ export async function sendAndWait<
   wallet: ChainWallet,
   call: Omit<WriteContractParameters<abi, functionName, args>, 'chain' | 'account'>,
 ): Promise<TransactionReceipt> {
-  const hash = await wallet.writeContract({ ...call, chain: wallet.chain, account: wallet.account } as WriteContractParameters);
+  const request = { ...call, chain: wallet.chain, account: wallet.account } as WriteContractParameters;
+  // The estimate is the least gas that succeeded in the pending block; the mined block differs (timestamp,
+  // other transactions), so a bare estimate can run out of gas. A fifth more is what relayers commonly add.
+  const estimate = await client.estimateContractGas(request as Parameters<ChainClient['estimateContractGas']>[0]);
+  const hash = await wallet.writeContract({ ...request, gas: estimate + estimate / GAS_HEADROOM_DIVISOR } as WriteContractParameters);
   const receipt = await client.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new TransactionRevertedError(hash);
   return receipt;
