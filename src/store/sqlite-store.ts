@@ -25,6 +25,7 @@ export class SqliteStore implements KeyValueStore {
   readonly #upsert: Database.Statement<[string, string, number | null]>;
   readonly #remove: Database.Statement<[string]>;
   readonly #purge: Database.Statement<[number]>;
+  readonly #claim: Database.Statement<[string, string, number | null, number]>;
   /** Read-modify-write of one key; run with .immediate() so the write lock is taken before the read. */
   readonly #readModifyWrite: Database.Transaction<(key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined>;
 
@@ -53,6 +54,13 @@ export class SqliteStore implements KeyValueStore {
     );
     this.#remove = this.#db.prepare('DELETE FROM kv WHERE key = ?');
     this.#purge = this.#db.prepare('DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?');
+    // One statement is one atomic write: inserts, or takes over an expired entry, or changes nothing. No
+    // explicit transaction, so a claim (every signed request's replay guard) costs a single write.
+    this.#claim = this.#db.prepare(
+      'INSERT INTO kv (key, value, expires_at) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at ' +
+        'WHERE kv.expires_at IS NOT NULL AND kv.expires_at <= ?',
+    );
     this.#readModifyWrite = this.#db.transaction((key, step) => {
       const now = this.#clock();
       const next = step(this.#select.get(key, now), now);
@@ -91,13 +99,8 @@ export class SqliteStore implements KeyValueStore {
   }
 
   async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
-    let claimed = false;
-    this.#readModifyWrite.immediate(key, (current, now) => {
-      if (current) return current; // a live entry: written back unchanged
-      claimed = true;
-      return { value: encodeValue(value), expires_at: expiryFor(now, ttlMs) };
-    });
-    return claimed;
+    const now = this.#clock();
+    return this.#claim.run(key, encodeValue(value), expiryFor(now, ttlMs), now).changes === 1;
   }
 
   async increment(key: string, windowMs: number): Promise<WindowCounter> {
