@@ -108,7 +108,11 @@ export function requireAgent(options: RequireAgentOptions): RequestHandler {
       return { agentId, verified, provider, agentCount };
     })();
     agents.set(agentKey, { until: Date.now() + ttl, state });
-    state.catch(() => agents.delete(agentKey)); // a failed read is not remembered
+    // Only an accepted agent is remembered: one refused now may register or refresh its proof a moment later.
+    state.then(
+      (s) => !s.verified && agents.delete(agentKey),
+      () => agents.delete(agentKey),
+    );
     return state;
   };
   const registryProvider = () => {

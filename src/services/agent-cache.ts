@@ -193,14 +193,17 @@ export class AgentCache {
    * The agent id of an agent key (0n for none): from the cache, or one eth_call at the block the log follower
    * has processed, so the answer is storable and any later change reaches it as an event.
    */
-  agentIdOf(agentKey: Hex): Promise<bigint> {
+  async agentIdOf(agentKey: Hex): Promise<bigint> {
     const key = agentKey.toLowerCase() as Hex;
-    return this.#agentIds.get(key, async () => {
+    const agentId = await this.#agentIds.get(key, async () => {
       const { follower } = this.#options;
       const blockNumber = follower.isLive() ? follower.processedBlock : undefined;
       const agentId = await this.#options.agentIdOf(key, blockNumber);
       return { blockNumber: blockNumber ?? -1n, value: agentId };
     });
+    // "No agent" at the follower's block may be a block behind a registration the caller has just seen
+    // complete: a refusal is confirmed at the latest block (one round trip, on the failure path only).
+    return agentId === 0n ? this.#options.agentIdOf(key) : agentId;
   }
 
   /** The live agents of a nullifier (registry order): from the cache, or one eth_call. */

@@ -75,6 +75,14 @@ describe('POST /api/demo/verify', () => {
     expect(second.res.body.verificationCount).toBe(first.res.body.verificationCount + 1);
   });
 
+  it('verifies an agent as soon as its session completes, before the log follower has seen the registration', async () => {
+    // the follower polls only on syncNow: its last block is before this registration
+    const { signer } = await registeredSigner(q.app, networks, { mode: 'wallet-free' });
+    const { res } = await send(signer);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.valid).toBe(true);
+  });
+
   it('names an Ed25519 agent by its raw key', async () => {
     const { headers, res } = await send(ed);
     expect(res.status).toBe(200);

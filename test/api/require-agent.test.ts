@@ -46,6 +46,30 @@ describe('requireAgent() in another Express service', () => {
     expect(await res.json()).toEqual({ agentId: String(linked.agentId), agentAddress: linked.agent.address, agentCount: '1' });
   });
 
+  it('remembers only accepted agents: one refused before it registered gets in right after', async () => {
+    const app = express();
+    // a long cache: an accepted agent is not read again, a refusal must not be kept
+    const guard = requireAgent({ network: 'testnet', rpcUrl: system.rpcUrl, registry: system.deployment.contracts.registry, cacheTtlMs: 600_000 });
+    app.post('/orders', express.text({ type: '*/*' }), guard, (req, res) => {
+      res.json({ agentId: String(req.agent?.agentId) });
+    });
+    const cached = createServer(app);
+    await new Promise<void>((resolve) => cached.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(cached.address() as AddressInfo).port}/orders`;
+    try {
+      const agent = newAccount();
+      const post = () => signingFetch({ type: 'secp256k1', account: agent })(url, { method: 'POST', body: '{}' });
+      expect((await post()).status).toBe(403);
+      const linked = await registerLinked(system, { agent });
+      const res = await post();
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ agentId: String(linked.agentId) });
+    } finally {
+      cached.closeAllConnections();
+      await new Promise<void>((resolve) => cached.close(() => resolve()));
+    }
+  });
+
   it('401 without headers, 403 for a tampered body or an unknown agent, 409 for a replay', async () => {
     const linked = await registerLinked(system);
     const signer: RequestSigner = { type: 'secp256k1', account: linked.agent };
