@@ -8,3 +8,6 @@ export * from './Ed25519Verifier.js';
 export * from './Ed25519VerifierDeployer.js';
 export * from './HumanProofProvider.js';
 export * from './LocalIdentityHub.js';
+export * from './PasskeyAccount.js';
+export * from './PasskeyAccountFactory.js';
+export * from './SponsorPaymaster.js';
