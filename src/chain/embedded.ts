@@ -1,21 +1,31 @@
 // The embedded default for one network: an anvil with the network's chain id, its state under DATA_DIR,
 // our contracts deployed on first start and reused after a restart.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Address, type Hex, type PrivateKeyAccount, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { chainIdOf, type NetworkName } from '../core/networks.js';
+import { type AccountAbstractionAddresses, deployAccountAbstraction } from './aa/deploy-aa.js';
 import { agentRegistryAbi } from './artifacts/index.js';
 import { type ChainClient, type ChainWallet, type ClientOptions, createChainClient, createChainWallet } from './clients.js';
 import { contractsFingerprint, type Deployment, deployContracts } from './deploy.js';
 import { type DevChain, startDevChain } from './devchain.js';
 
-/** Keys of the local chains' operator, document attester and identity-app account (never agent keys). */
+/** Keys of the local chains' own accounts (never agent keys). */
 export interface DevAccounts {
+  /** Deploys our contracts and holds their roles; owns the sponsor paymaster. */
   operator: PrivateKeyAccount;
+  /** The document attester the local identity hub trusts. */
   attester: PrivateKeyAccount;
+  /** The mock identity app's funded account. */
   identityApp: PrivateKeyAccount;
+  /** Signs the sponsor paymaster's approvals (holds no funds). */
+  paymasterSigner: PrivateKeyAccount;
+  /** Sends the in-process bundler's handleOps transactions. */
+  bundler: PrivateKeyAccount;
 }
+
+const DEV_ACCOUNT_NAMES = ['operator', 'attester', 'identityApp', 'paymasterSigner', 'bundler'] as const satisfies readonly (keyof DevAccounts)[];
 
 export interface EmbeddedNetwork {
   network: NetworkName;
@@ -24,6 +34,8 @@ export interface EmbeddedNetwork {
   /** True when the contracts were deployed by this start rather than reused. */
   deployedNow: boolean;
   clientOptions: ClientOptions;
+  /** The ERC-4337 stack: EntryPoint v0.7, the passkey account factory, the sponsor paymaster. */
+  aa: AccountAbstractionAddresses;
 }
 
 const FUNDING = parseEther('1000000');
@@ -34,24 +46,24 @@ function writePrivateFile(path: string, content: string): void {
   writeFileSync(path, content, { mode: 0o600 });
 }
 
-/** Loads the dev accounts from DATA_DIR, generating them once. */
+/**
+ * Loads the dev accounts from DATA_DIR, generating them once. A file written before an account existed gets that
+ * account's key added, and keeps the others.
+ */
 export function loadDevAccounts(dataDir: string): { accounts: DevAccounts; created: boolean } {
   const path = join(dataDir, 'dev-accounts.json');
-  let created = false;
-  if (!existsSync(path)) {
-    const keys = { operator: generatePrivateKey(), attester: generatePrivateKey(), identityApp: generatePrivateKey() };
-    writePrivateFile(path, `${JSON.stringify(keys, null, 2)}\n`);
-    created = true;
+  const created = !existsSync(path);
+  const stored = created ? {} : (JSON.parse(readFileSync(path, 'utf8')) as Partial<Record<keyof DevAccounts, Hex>>);
+  const missing = DEV_ACCOUNT_NAMES.filter((name) => !stored[name]);
+  const keys = { ...stored, ...Object.fromEntries(missing.map((name) => [name, generatePrivateKey()])) } as Record<keyof DevAccounts, Hex>;
+  if (missing.length > 0) {
+    // written next to the file and renamed over it: a reader never sees half a file
+    const next = `${path}.${process.pid}.tmp`;
+    writePrivateFile(next, `${JSON.stringify(keys, null, 2)}\n`);
+    renameSync(next, path);
   }
-  const keys = JSON.parse(readFileSync(path, 'utf8')) as Record<keyof DevAccounts, Hex>;
-  return {
-    created,
-    accounts: {
-      operator: privateKeyToAccount(keys.operator),
-      attester: privateKeyToAccount(keys.attester),
-      identityApp: privateKeyToAccount(keys.identityApp),
-    },
-  };
+  const accounts = Object.fromEntries(DEV_ACCOUNT_NAMES.map((name) => [name, privateKeyToAccount(keys[name])])) as unknown as DevAccounts;
+  return { created, accounts };
 }
 
 const serialize = (deployment: Deployment): string =>
@@ -101,7 +113,7 @@ export async function startEmbeddedNetwork(
   const chain: DevChain = { ...started, stop: () => started.stop().finally(() => rmSync(rpcUrlFile, { force: true })) };
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
-    await Promise.all([fund(probe, accounts.operator.address), fund(probe, accounts.identityApp.address)]);
+    await Promise.all([accounts.operator, accounts.identityApp, accounts.bundler].map(({ address }) => fund(probe, address)));
 
     const deploymentPath = join(stateDir, 'deployment.json');
     let deployment = readDeployment(deploymentPath);
@@ -115,12 +127,16 @@ export async function startEmbeddedNetwork(
     if (options.maxAgentsPerHuman !== undefined) {
       await applyMaxAgentsPerHuman(probe, wallet, ready.contracts.registry, BigInt(options.maxAgentsPerHuman));
     }
+    // Outside the registry's fingerprint: these land at addresses derived from their code, so a change of theirs
+    // deploys anew without redeploying the registry (and its agents) with it.
+    const aa = await deployAccountAbstraction({ client: probe, wallet, paymasterSigner: accounts.paymasterSigner.address });
     return {
       network,
       chain,
       deployment: ready,
       deployedNow,
       clientOptions: { rpcUrl: chain.rpcUrl, multicall: ready.contracts.multicall, ...LOCAL_CLIENT },
+      aa,
     };
   } catch (error) {
     await chain.stop();

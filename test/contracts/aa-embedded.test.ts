@@ -1,0 +1,64 @@
+// The embedded chains carry the ERC-4337 stack: deployed on the first start with the operator as the paymaster's
+// owner and the dev accounts' paymaster signer, reused after a restart, and data directories from before the
+// stack existed get the two new dev accounts without losing the old ones.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEther } from 'viem';
+import { generatePrivateKey } from 'viem/accounts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ENTRY_POINT_V07 } from '../../src/chain/aa/entry-point.js';
+import { sponsorPaymasterAbi } from '../../src/chain/artifacts/index.js';
+import { createChainClient } from '../../src/chain/clients.js';
+import { loadDevAccounts, startEmbeddedNetwork } from '../../src/chain/embedded.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'registry-aa-embedded-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('ERC-4337 stack on the embedded chains', () => {
+  it('adds the paymaster signer and bundler keys to an older dev-accounts file, keeping its keys', () => {
+    const path = join(dataDir, 'dev-accounts.json');
+    const old = { operator: generatePrivateKey(), attester: generatePrivateKey(), identityApp: generatePrivateKey() };
+    writeFileSync(path, JSON.stringify(old), { mode: 0o600 });
+
+    const { accounts, created } = loadDevAccounts(dataDir);
+    expect(created).toBe(false);
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+    expect(stored).toMatchObject(old);
+    expect(Object.keys(stored).sort()).toEqual(['attester', 'bundler', 'identityApp', 'operator', 'paymasterSigner']);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(accounts.paymasterSigner.address).not.toBe(accounts.bundler.address);
+    // read again: the same keys
+    expect(loadDevAccounts(dataDir).accounts.bundler.address).toBe(accounts.bundler.address);
+  });
+
+  it('deploys EntryPoint, factory and paymaster on the first start and reuses them after a restart', async () => {
+    const { accounts } = loadDevAccounts(dataDir);
+    const first = await startEmbeddedNetwork('testnet', dataDir, accounts);
+    let aa = first.aa;
+    try {
+      expect(aa.entryPoint).toBe(ENTRY_POINT_V07);
+      const client = createChainClient('testnet', first.clientOptions);
+      for (const address of Object.values(aa)) expect(await client.getCode({ address })).toMatch(/^0x[0-9a-f]+/);
+      const read = <F extends 'owner' | 'verifyingSigner' | 'getDeposit'>(functionName: F) =>
+        client.readContract({ address: aa.paymaster, abi: sponsorPaymasterAbi, functionName });
+      expect(await read('owner')).toBe(accounts.operator.address);
+      expect(await read('verifyingSigner')).toBe(accounts.paymasterSigner.address);
+      expect(await read('getDeposit')).toBe(parseEther('100'));
+      expect(await client.getBalance({ address: accounts.bundler.address })).toBeGreaterThan(parseEther('1000'));
+    } finally {
+      await first.chain.stop();
+    }
+
+    const second = await startEmbeddedNetwork('testnet', dataDir, accounts);
+    try {
+      expect(second.deployedNow).toBe(false);
+      expect(second.aa).toEqual(aa);
+      aa = second.aa;
+      const client = createChainClient('testnet', second.clientOptions);
+      expect(await client.readContract({ address: aa.paymaster, abi: sponsorPaymasterAbi, functionName: 'getDeposit' })).toBe(parseEther('100'));
+    } finally {
+      await second.chain.stop();
+    }
+  });
+});
