@@ -68,10 +68,14 @@ export class RateLimiter {
     if (count > this.rule.limit) throw this.refusal(resetAt);
   }
 
-  /** The 429 of this rule: what the limit is and when to try again. */
+  /** The 429 of this rule: what the limit is and when to try again (also as Retry-After). */
   refusal(resetAt: number): ServiceError {
     const { what, limit, windowMs } = this.rule;
     const wait = Math.max(1, Math.ceil((resetAt - this.clock()) / 1000));
-    return new ServiceError(429, `Too many ${what}: at most ${limit} per ${Math.round(windowMs / 1000)} s from one address; try again in ${wait} s`);
+    return new ServiceError(
+      429,
+      `Too many ${what}: at most ${limit} per ${Math.round(windowMs / 1000)} s from one address; try again in ${wait} s`,
+      wait,
+    );
   }
 }

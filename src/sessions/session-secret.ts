@@ -3,19 +3,43 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 
 const MIN_BYTES = 32;
-const FILE_NAME = 'session-secret';
+
+/** A secret the service keys something with: the setting that provides it, else the file under DATA_DIR that keeps it. */
+export interface KeptSecret {
+  /** The environment variable, e.g. SESSION_SECRET. */
+  setting: string;
+  /** The file under DATA_DIR that keeps a generated one. */
+  fileName: string;
+  /** For messages: "session secret". */
+  what: string;
+}
+
+export const SESSION_SECRET: KeptSecret = { setting: 'SESSION_SECRET', fileName: 'session-secret', what: 'session secret' };
+
+export interface SecretSource {
+  /** The setting's value, if set. */
+  value?: string;
+  dataDir: string;
+  log: (msg: string) => void;
+}
 
 /**
  * The secret that keys session tokens. SESSION_SECRET wins; without it the embedded default keeps a generated
  * one under DATA_DIR so tokens survive a restart. The file's text is used exactly like a SESSION_SECRET value
  * (its UTF-8 bytes), so `SESSION_SECRET=$(cat .data/session-secret)` keeps existing sessions valid.
  */
-export function loadSessionSecret(options: { value?: string; dataDir: string; log: (msg: string) => void }): Uint8Array {
-  if (options.value !== undefined) return checked(options.value, 'SESSION_SECRET');
+export const loadSessionSecret = (options: SecretSource): Uint8Array => loadKeptSecret(SESSION_SECRET, options);
 
-  const path = join(options.dataDir, FILE_NAME);
+/**
+ * Any such secret: the setting's value, else the file under DATA_DIR, generated (mode 0600) the first time, so
+ * what it keys survives a restart and needs no configuration.
+ */
+export function loadKeptSecret(secret: KeptSecret, options: SecretSource): Uint8Array {
+  if (options.value !== undefined) return checked(options.value, secret.setting, secret);
+
+  const path = join(options.dataDir, secret.fileName);
   const existing = readIfPresent(path);
-  if (existing !== undefined) return checked(existing, path);
+  if (existing !== undefined) return checked(existing, path, secret);
 
   mkdirSync(options.dataDir, { recursive: true });
   // Write a temporary file, then hard-link it into place: the link fails if another process got there first,
@@ -24,13 +48,13 @@ export function loadSessionSecret(options: { value?: string; dataDir: string; lo
   writeFileSync(temporary, `${randomBytes(MIN_BYTES).toString('hex')}\n`, { mode: 0o600 });
   try {
     linkSync(temporary, path);
-    options.log(`generated a session secret in ${path}; set SESSION_SECRET to manage it yourself`);
+    options.log(`generated a ${secret.what} in ${path}; set ${secret.setting} to manage it yourself`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
     unlinkSync(temporary);
   }
-  return checked(readFileSync(path, 'utf8').trim(), path);
+  return checked(readFileSync(path, 'utf8').trim(), path, secret);
 }
 
 function readIfPresent(path: string): string | undefined {
@@ -42,11 +66,11 @@ function readIfPresent(path: string): string | undefined {
   }
 }
 
-function checked(secret: string, source: string): Uint8Array {
-  const bytes = new TextEncoder().encode(secret);
+function checked(value: string, source: string, secret: KeptSecret): Uint8Array {
+  const bytes = new TextEncoder().encode(value);
   if (bytes.length < MIN_BYTES) {
     throw new Error(
-      `${source} is ${bytes.length} bytes long; a session secret needs at least ${MIN_BYTES} bytes (generate one with \`openssl rand -hex 32\`)`,
+      `${source} is ${bytes.length} bytes long; a ${secret.what} needs at least ${MIN_BYTES} bytes (generate one with \`openssl rand -hex 32\`)`,
     );
   }
   return bytes;
