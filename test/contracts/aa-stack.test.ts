@@ -332,6 +332,28 @@ describe('ERC-4337 stack: EntryPoint v0.7, passkey accounts, sponsor paymaster',
     expect(signature).toContain((factoryData as Hex).slice(2));
   });
 
+  it('fails validation with its stub signature without reverting (gas estimation)', async () => {
+    const op = await sponsoredUserOperation(system.client, account, [{ to: bundler.account.address }], {
+      paymaster: aa.paymaster,
+      signer: paymasterSigner,
+    });
+    op.signature = await account.getStubSignature();
+    const userOpHash = getUserOperationHash({
+      userOperation: op,
+      chainId: system.client.chain.id,
+      entryPointAddress: entryPoint07Address,
+      entryPointVersion: '0.7',
+    });
+    const { result } = await system.client.simulateContract({
+      address: account.address,
+      abi: passkeyAccountAbi,
+      functionName: 'validateUserOp',
+      args: [toPackedUserOperation(op), userOpHash, 0n],
+      account: entryPoint07Address,
+    });
+    expect(result).toBe(1n); // SIG_VALIDATION_FAILED
+  });
+
   it('takes ERC-721 and ERC-1155 safe transfers', async () => {
     const supports = (id: Hex): Promise<boolean> =>
       system.client.readContract({ address: account.address, abi: passkeyAccountAbi, functionName: 'supportsInterface', args: [id] });
