@@ -20,6 +20,22 @@ export interface EmbeddedNetworkConfig {
 
 export type NetworkConfig = ExternalNetworkConfig | EmbeddedNetworkConfig;
 
+/** The account-abstraction proxy (POST /api/aa/*): its token, origin rule, limits and upstreams. */
+export interface AaProxyConfig {
+  /** Keys the proxy tokens (HMAC-SHA256); generated once under DATA_DIR when unset. */
+  tokenSecret?: string;
+  tokenTtlMs: number;
+  /** false: no origin check at all. */
+  enforceOrigin: boolean;
+  /** Origins (scheme://host[:port]) that may call; empty: the page's host must be the service's own. */
+  allowedOrigins: string[];
+  tokenLimitPerMinute: number;
+  proxyLimitPerMinute: number;
+  upstreamTimeoutMs: number;
+  /** An ERC-7769 bundler and an ERC-7677 paymaster per network; their URLs may carry an API key. */
+  upstreams: Partial<Record<NetworkName, { bundlerUrl?: string; paymasterUrl?: string }>>;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -42,6 +58,7 @@ export interface Config {
   relayerKey?: `0x${string}`;
   /** An external agent service for POST /api/demo/chat; unset: the built-in agent answers. */
   chatAgentUrl?: string;
+  aaProxy: AaProxyConfig;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -56,6 +73,39 @@ const address = z
   .transform((value) => value as Address);
 
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const flag = optional(z.enum(['true', 'false', '1', '0']));
+const isSet = (value: string): boolean => value === 'true' || value === '1';
+
+/** An origin and nothing more (a trailing slash aside): http(s), a host, perhaps a port; no path, query, fragment or credentials. */
+const isOrigin = (entry: string): boolean => {
+  if (!URL.canParse(entry)) return false;
+  const url = new URL(entry);
+  return /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username;
+};
+
+/** Comma-separated origins, trimmed, empties dropped, each normalized to scheme://host[:port]. */
+const originList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== ''),
+  )
+  .pipe(
+    z.array(
+      z
+        .string()
+        .refine(isOrigin, { error: (issue) => `${String(issue.input)} is not an origin: use scheme://host[:port], e.g. https://app.example` })
+        .transform((entry) => new URL(entry).origin),
+    ),
+  );
+
+const aaUpstreamEnv = (prefix: string) => ({
+  [`${prefix}_BUNDLER_URL`]: optional(z.url({ protocol: /^https?$/ })),
+  [`${prefix}_PAYMASTER_URL`]: optional(z.url({ protocol: /^https?$/ })),
+});
 
 const networkEnv = (prefix: string) => ({
   [`${prefix}_RPC_URL`]: optional(z.url({ protocol: /^(https?|wss?)$/ })),
@@ -80,11 +130,24 @@ const envSchema = z.object({
   DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(DEFAULT_DEEP_LINK_SCHEME),
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
-  A2A_PUSH_ALLOW_PRIVATE_NETWORKS: optional(z.enum(['true', 'false', '1', '0'])).default('false'),
+  A2A_PUSH_ALLOW_PRIVATE_NETWORKS: flag.default('false'),
   DEMO_AGENT_PRIVATE_KEY_MAINNET: optional(privateKey),
   DEMO_AGENT_PRIVATE_KEY_TESTNET: optional(privateKey),
   RELAYER_PRIVATE_KEY: optional(privateKey),
   CHAT_AGENT_URL: optional(z.url({ protocol: /^https?$/ })),
+  AA_PROXY_TOKEN_SECRET: optional(
+    z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
+  ),
+  AA_PROXY_TOKEN_TTL_MS: optional(
+    z.coerce.number().int().min(10_000, 'must be at least 10000 (10 s)').max(3_600_000, 'must be at most 3600000 (1 h)'),
+  ).default(90_000),
+  AA_PROXY_ENFORCE_ORIGIN: flag.default('true'),
+  AA_PROXY_ALLOWED_ORIGINS: optional(originList).default([]),
+  AA_TOKEN_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(30),
+  AA_PROXY_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
+  AA_PROXY_UPSTREAM_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000)).default(8_000),
+  ...aaUpstreamEnv('MAINNET'),
+  ...aaUpstreamEnv('TESTNET'),
   ...networkEnv('MAINNET'),
   ...networkEnv('TESTNET'),
 });
@@ -113,6 +176,26 @@ function networkConfig(env: Record<string, unknown>, network: NetworkName): Netw
   };
 }
 
+function aaProxyConfig(values: Record<string, unknown> & z.infer<typeof envSchema>): AaProxyConfig {
+  const upstreams: AaProxyConfig['upstreams'] = {};
+  for (const network of NETWORK_NAMES) {
+    const prefix = network.toUpperCase();
+    const bundlerUrl = values[`${prefix}_BUNDLER_URL`] as string | undefined;
+    const paymasterUrl = values[`${prefix}_PAYMASTER_URL`] as string | undefined;
+    if (bundlerUrl || paymasterUrl) upstreams[network] = { ...(bundlerUrl ? { bundlerUrl } : {}), ...(paymasterUrl ? { paymasterUrl } : {}) };
+  }
+  return {
+    ...(values.AA_PROXY_TOKEN_SECRET ? { tokenSecret: values.AA_PROXY_TOKEN_SECRET } : {}),
+    tokenTtlMs: values.AA_PROXY_TOKEN_TTL_MS,
+    enforceOrigin: isSet(values.AA_PROXY_ENFORCE_ORIGIN),
+    allowedOrigins: values.AA_PROXY_ALLOWED_ORIGINS,
+    tokenLimitPerMinute: values.AA_TOKEN_MAX_REQ_PER_MINUTE,
+    proxyLimitPerMinute: values.AA_PROXY_MAX_REQ_PER_MINUTE,
+    upstreamTimeoutMs: values.AA_PROXY_UPSTREAM_TIMEOUT_MS,
+    upstreams,
+  };
+}
+
 /** Reads and validates the environment; throws one error naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
@@ -132,13 +215,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deepLinkScheme: values.DEEP_LINK_SCHEME,
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
-    pushAllowPrivateNetworks: values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === 'true' || values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS === '1',
+    pushAllowPrivateNetworks: isSet(values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS),
     ...(values.RELAYER_PRIVATE_KEY ? { relayerKey: values.RELAYER_PRIVATE_KEY } : {}),
     ...(values.CHAT_AGENT_URL ? { chatAgentUrl: values.CHAT_AGENT_URL } : {}),
     demoAgentKeys: {
       ...(values.DEMO_AGENT_PRIVATE_KEY_MAINNET ? { mainnet: values.DEMO_AGENT_PRIVATE_KEY_MAINNET } : {}),
       ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),
     },
+    aaProxy: aaProxyConfig(values),
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<NetworkName, NetworkConfig>,
   };
 }

@@ -20,8 +20,9 @@ import { createApp } from './http/app.js';
 import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
+import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
 import { createServices } from './services/index.js';
-import { loadSessionSecret } from './sessions/session-secret.js';
+import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
@@ -159,6 +160,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       demoVerifiersEd25519,
       chatAgent: intentChatAgent,
       ...(config.chatAgentUrl ? { chatAgentUrl: config.chatAgentUrl } : {}),
+      aa: {
+        ...config.aaProxy,
+        tokenSecret: loadKeptSecret(PROXY_TOKEN_SECRET, { value: config.aaProxy.tokenSecret, dataDir: config.dataDir, log: (m) => logger.info(m) }),
+        // Embedded networks: the in-process bundler's loopback URLs go here, for the networks without configured ones.
+        upstreams: { ...config.aaProxy.upstreams },
+        onUpstreamError: (failure) => logger.warn(failure, 'AA proxy upstream failed'),
+      },
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.

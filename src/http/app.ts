@@ -14,6 +14,7 @@ import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { expressPath, type Route } from './route.js';
 import { RoutePolicies } from './route-policies.js';
 import { type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
+import { aaRoutes } from './routes/aa.js';
 import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
@@ -45,6 +46,7 @@ const API_TAGS = [
   { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
   { name: 'A2A', description: 'Agent-to-agent JSON-RPC endpoint (A2A v1.0 and v0.3)' },
   { name: 'Demo', description: 'Agents use their identity: signed agent requests checked against the registry' },
+  { name: 'Account abstraction', description: 'ERC-4337 bundler and paymaster calls through the service, for pages of allowed origins' },
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
 
@@ -60,6 +62,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...sessionRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
     ...demoRoutes(deps.services),
+    ...aaRoutes(deps.services.aa),
     ...metricsRoutes(metrics),
   ];
   let document: OpenApiDocument | undefined;

@@ -1,4 +1,5 @@
 // Builds the use cases from their ports; shared by the composition root and the tests.
+import { randomBytes } from 'node:crypto';
 import type { LocalAccount } from 'viem';
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
@@ -8,6 +9,7 @@ import { Metrics } from '../metrics.js';
 import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
+import { type AaProxyOptions, AaProxyService } from './aa/aa-proxy.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
@@ -48,6 +50,11 @@ export interface ServiceOptions {
   chatAgent?: (services: Services) => ChatBackend;
   /** An external agent service for the chat demo instead (CHAT_AGENT_URL). */
   chatAgentUrl?: string;
+  /**
+   * The account-abstraction proxy: token secret, upstreams per network, origin rule, limits. Absent: no upstreams
+   * (503) and a token secret of this process only.
+   */
+  aa?: AaProxyOptions;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -79,6 +86,8 @@ export interface Services {
     chainVerifyEd25519: DemoChainVerifyService;
     chat: DemoChatService;
   };
+  /** The account-abstraction proxy: tokens, and bundler and paymaster calls forwarded upstream. */
+  aa: AaProxyService;
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -153,6 +162,7 @@ export function createServices(options: ServiceOptions): Services {
     limits,
     signedRequests,
     demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
+    aa: new AaProxyService(options.store, options.aa ?? { tokenSecret: randomBytes(32) }, clock),
   };
   return services;
 }

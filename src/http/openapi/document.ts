@@ -56,6 +56,7 @@ const SHARED_REF = /^#\/components\/schemas\/__shared#\/\$defs\/(.+)$/;
 const SESSION_SCHEME = 'sessionToken';
 const SIGNATURE_SCHEME = 'agentSignature';
 const TIMESTAMP_SCHEME = 'agentTimestamp';
+const PROXY_TOKEN_SCHEME = 'aaProxyToken';
 
 type Io = 'input' | 'output';
 
@@ -271,6 +272,7 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
       ...(route.signedRequest
         ? { security: [{ [SIGNATURE_SCHEME]: [], [TIMESTAMP_SCHEME]: [] }, ...(route.signedRequest === 'optional' ? [{}] : [])] }
         : {}),
+      ...(route.proxyToken ? { security: [{ [PROXY_TOKEN_SCHEME]: [] }] } : {}),
     };
     const item = paths[route.path] ?? {};
     paths[route.path] = item;
@@ -319,6 +321,12 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
           in: 'header',
           name: 'x-svc-agent-timestamp',
           description: 'Unix milliseconds (decimal digits) within 5 minutes of the server clock; part of the signed message.',
+        },
+        [PROXY_TOKEN_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-aa-proxy-token',
+          description: 'A token from POST /api/aa/token, for the same chain, client address and User-Agent; it lives 90 s by default.',
         },
         [SESSION_SCHEME]: {
           type: 'http',

@@ -24,5 +24,7 @@ export interface RouteDoc {
   sessionToken?: 'query-or-bearer' | 'query-bearer-or-body';
   /** 'required': a signed agent request (x-svc-agent-* headers); 'optional': signed or anonymous. */
   signedRequest?: 'required' | 'optional';
+  /** Needs the account-abstraction proxy's token (header x-aa-proxy-token). */
+  proxyToken?: boolean;
   responses: Record<number, ResponseDoc>;
 }
