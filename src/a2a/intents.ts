@@ -209,6 +209,7 @@ function openingOf(intent: Intent, fields: Record<string, unknown>, network: Net
         ...optional('humanAddress', text('humanAddress') ?? text('address')),
         ...optional('agentAddress', text('agentAddress')),
         ...optional('agentSignature', text('agentSignature')),
+        ...optional('guardianSignature', text('guardianSignature')),
         ...optional('ed25519Pubkey', text('ed25519Pubkey')),
         ...optional('ed25519Signature', text('ed25519Signature')),
         ...disclosures,

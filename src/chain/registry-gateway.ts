@@ -135,6 +135,15 @@ export class RegistryGateway {
     return this.client.readContract({ ...this.registry, functionName: 'agentNonces', args: [agent] });
   }
 
+  /**
+   * Whether `signer` signed the 32 raw bytes `hash` as a personal message: ECDSA for an account with a key,
+   * ERC-1271 for a deployed smart account, ERC-6492 for one not deployed yet (viem's universal validator, one
+   * eth_call). False for a signature that does not verify; an RPC failure throws.
+   */
+  personalSignatureIsValid(signer: Address, hash: Hex, signature: Hex): Promise<boolean> {
+    return this.client.verifyMessage({ address: signer, message: { raw: hash }, signature });
+  }
+
   ed25519Nonce(publicKey: Hex): Promise<bigint> {
     return this.client.readContract({ ...this.registry, functionName: 'ed25519Nonce', args: [publicKey] });
   }

@@ -10,6 +10,8 @@ export interface RegistrationRequest {
   disclosures?: { minimumAge?: 0 | 18 | 21; ofac?: boolean; nationality?: boolean; name?: boolean };
   agentAddress?: string;
   agentSignature?: string;
+  /** smartwallet: the smart account's signature of the same challenge (ERC-1271, or ERC-6492 while counterfactual). */
+  guardianSignature?: string;
   ed25519Pubkey?: string;
   ed25519Signature?: string;
 }

@@ -19,6 +19,8 @@ export interface EnrollmentRequest {
   /** privy / smartwallet: the wallet-held agent key's address and its signature of the challenge. */
   agentAddress?: string;
   agentSignature?: string;
+  /** smartwallet: the smart account (humanAddress) consents to guard the agent: its signature of the same challenge. */
+  guardianSignature?: string;
   /** ed25519 modes, bring-your-own key: 64 hex public key and 128 hex signature of the challenge. */
   ed25519Pubkey?: string;
   ed25519Signature?: string;
@@ -76,6 +78,25 @@ async function generatedEcdsa(mode: RegistrationMode, human: Address | undefined
   };
 }
 
+/**
+ * smartwallet: the passkey smart account named as humanAddress becomes the agent's guardian (it can revoke the
+ * agent), so it must consent: it signs the same challenge the agent key signed, the way a smart account signs
+ * (ERC-1271 once deployed, ERC-6492 while still counterfactual; a plain wallet's ECDSA works too).
+ */
+async function checkGuardianConsent(guardianSignature: string | undefined, guardian: Address, hash: Hex, registry: RegistryGateway): Promise<void> {
+  const howTo =
+    'the smart account named as humanAddress signs the same challengeHash as a personal message (ERC-1271 once deployed, ERC-6492 while counterfactual) and sends it as guardianSignature';
+  if (!guardianSignature) throw badRequest(`smartwallet mode needs the guardian's consent: ${howTo}`);
+  const signature = `0x${stripHex(guardianSignature)}` as Hex;
+  if (!isHex(signature) || signature.length < 132 || signature.length > MAX_GUARDIAN_SIGNATURE_HEX) {
+    throw badRequest(`guardianSignature must be 0x-hex of 65 to ${(MAX_GUARDIAN_SIGNATURE_HEX - 2) / 2} bytes: ${howTo}`);
+  }
+  if (!(await registry.personalSignatureIsValid(guardian, hash, signature))) throw badRequest(`guardianSignature does not verify: ${howTo}`);
+}
+
+/** A WebAuthn assertion wrapped for ERC-7739 and ERC-6492 is about 1.5 KB; room to spare, not unbounded. */
+const MAX_GUARDIAN_SIGNATURE_HEX = 2 + 2 * 8_192;
+
 /** privy / smartwallet: the human's wallet provider holds the key; it signed the challenge we published. */
 async function walletHeldEcdsa(request: EnrollmentRequest, human: Address, ctx: EnrollmentContext): Promise<Enrollment> {
   const { mode } = request;
@@ -103,6 +124,7 @@ async function walletHeldEcdsa(request: EnrollmentRequest, human: Address, ctx: 
       'agentSignature does not verify: sign the challengeHash of POST /api/agent/register/challenge (same mode, network and addresses) with the agent key',
     );
   }
+  if (mode === 'smartwallet') await checkGuardianConsent(request.guardianSignature, human, hash, ctx.registry);
   const userDefinedData = walletFree
     ? walletFreeRegisterUserData({ configIndex: ctx.configIndex, agent, guardian: human, signature })
     : advancedRegisterUserData({ configIndex: ctx.configIndex, agent, signature });

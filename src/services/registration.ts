@@ -23,6 +23,7 @@ export interface RegistrationRequest {
   disclosures?: DisclosureRequest;
   agentAddress?: string;
   agentSignature?: string;
+  guardianSignature?: string;
   ed25519Pubkey?: string;
   ed25519Signature?: string;
 }

@@ -422,6 +422,42 @@ describe('registration sessions: errors, limits and transports', () => {
       }
     });
 
+    it('smartwallet needs the guardian to sign the same challenge: missing, malformed, or by another signer is 400', async () => {
+      const app = newApp();
+      const guardian = newAccount();
+      const agent = newAccount();
+      const challengeHash = (
+        await request(app)
+          .post('/api/agent/register/challenge')
+          .send({ mode: 'smartwallet', network: 'testnet', agentAddress: agent.address, humanAddress: guardian.address })
+      ).body.challengeHash as Hex;
+      const agentSignature = await agent.signMessage({ message: { raw: challengeHash } });
+      const open = (guardianSignature?: string) =>
+        request(app)
+          .post('/api/agent/register')
+          .send({
+            mode: 'smartwallet',
+            network: 'testnet',
+            humanAddress: guardian.address,
+            agentAddress: agent.address,
+            agentSignature,
+            ...(guardianSignature === undefined ? {} : { guardianSignature }),
+          });
+      await expectError(
+        await open(),
+        400,
+        /^smartwallet mode needs the guardian's consent: the smart account named as humanAddress signs the same challengeHash/,
+      );
+      await expectError(await open('0x1234'), 400, /^guardianSignature must be 0x-hex of 65 to 8192 bytes/);
+      await expectError(await open(`0x${'ab'.repeat(8_193)}`), 400, /^guardianSignature must be 0x-hex of 65 to 8192 bytes/);
+      const byStranger = await newAccount().signMessage({ message: { raw: challengeHash } });
+      await expectError(await open(byStranger), 400, /^guardianSignature does not verify/);
+      // the agent's own signature is not the guardian's consent
+      await expectError(await open(agentSignature), 400, /^guardianSignature does not verify/);
+      const consent = await guardian.signMessage({ message: { raw: challengeHash } });
+      expect((await open(consent)).status).toBe(200);
+    });
+
     it('an Ed25519 signature over anything but the challenge, or by another key, does not verify', async () => {
       const app = newApp();
       const seed = ed25519.utils.randomSecretKey();

@@ -5,7 +5,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import type { Express } from 'express';
 import request from 'supertest';
-import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isAddress, zeroAddress } from 'viem';
+import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isAddress, type LocalAccount, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
@@ -178,7 +178,7 @@ describe('registration modes, end to end', () => {
   }
 
   /** A wallet-held (privy, smartwallet) agent key signs the service's ECDSA challenge. */
-  async function walletHeldKey(app: Express, mode: 'privy' | 'smartwallet', humanAddress: Address) {
+  async function walletHeldKey(app: Express, mode: 'privy' | 'smartwallet', humanAddress: Address, guardian?: LocalAccount) {
     const agent = newAccount();
     const challenge = await request(app)
       .post('/api/agent/register/challenge')
@@ -192,7 +192,9 @@ describe('registration modes, end to end', () => {
       registry: testnet.deployment.contracts.registry,
     });
     const agentSignature = await agent.signMessage({ message: { raw: challenge.body.challengeHash as Hex } });
-    return { agent, fields: { agentAddress: agent.address, agentSignature } };
+    // smartwallet: the guardian consents by signing the same challenge
+    const guardianSignature = guardian ? await guardian.signMessage({ message: { raw: challenge.body.challengeHash as Hex } }) : undefined;
+    return { agent, fields: { agentAddress: agent.address, agentSignature, ...(guardianSignature ? { guardianSignature } : {}) } };
   }
 
   const credentials = (c: Partial<PublicCredentials>): PublicCredentials => ({
@@ -329,10 +331,11 @@ describe('registration modes, end to end', () => {
     await expectOnChain(testnet, addressAgentKey(agent.address), agentId, { owner: human, guardian: zeroAddress });
   });
 
-  it('smartwallet: the wallet-held key owns its NFT with the smart wallet as guardian; export refused', async () => {
+  it('smartwallet: the wallet-held key owns its NFT with the consenting wallet as guardian; export refused', async () => {
     const app = newApp();
-    const human = newAccount().address;
-    const { agent, fields } = await walletHeldKey(app, 'smartwallet', human);
+    const guardian = newAccount();
+    const human = guardian.address;
+    const { agent, fields } = await walletHeldKey(app, 'smartwallet', human, guardian);
     const session = await register(app, { mode: 'smartwallet', network: 'testnet', humanAddress: human, ...fields });
     expectSessionShape(session, 'smartwallet', 'testnet');
     expect(session['agentAddress']).toBe(agent.address);

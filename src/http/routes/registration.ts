@@ -48,7 +48,8 @@ export function registrationRoutes(registration: RegistrationService): Route[] {
       ...opening,
       path: `${BASE}/challenge`,
       summary: 'Challenge for a wallet-held agent key (privy, smartwallet)',
-      description: 'The hash the agent key signs before the session is opened with agentSignature.',
+      description:
+        'The hash the agent key signs before the session is opened with agentSignature; in smartwallet mode the smart account (humanAddress) signs it too, as guardianSignature.',
       body: challengeRequestSchema,
       responses: { 200: { description: 'The challenge', schema: challengeSchema }, 400: badRequest, 429: tooMany, 500: chainFailure },
       handler: async (req, res) => {

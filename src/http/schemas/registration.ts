@@ -26,6 +26,9 @@ export const registerRequestSchema = z
       disclosures: disclosuresSchema.optional(),
       agentAddress: text('the wallet-held agent key address (privy, smartwallet)').optional(),
       agentSignature: text('the agent key signature of the challenge (privy, smartwallet)').optional(),
+      guardianSignature: text(
+        'smartwallet: the smart account (humanAddress) signature of the same challenge, ERC-1271 or ERC-6492 while counterfactual',
+      ).optional(),
       ed25519Pubkey: text('your Ed25519 public key, 64 hex characters').optional(),
       ed25519Signature: text('your Ed25519 signature of the challenge, 128 hex characters').optional(),
     },
