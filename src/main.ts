@@ -8,11 +8,16 @@ import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
 import { intentChatAgent } from './a2a/chat-agent.js';
+import { createLocalBundler } from './chain/aa/bundler.js';
+import type { AccountAbstractionAddresses } from './chain/aa/deploy-aa.js';
+import { ENTRY_POINT_V07 } from './chain/aa/entry-point.js';
+import { createLocalPaymaster } from './chain/aa/paymaster-rpc.js';
+import { type AaRpcServer, startAaRpcServer } from './chain/aa/rpc-server.js';
 import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
-import { createChainWallet } from './chain/clients.js';
+import { createChainClient, createChainWallet } from './chain/clients.js';
 import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
 import type { DevChain } from './chain/devchain.js';
-import { loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
+import { type DevAccounts, type EmbeddedNetwork, loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
@@ -35,15 +40,35 @@ export interface RunningService {
   chains: ChainGateway;
   /** The anvil processes this service started (empty when every network has an external RPC). */
   devChains: readonly DevChain[];
+  /** The embedded chains' ERC-4337 contracts and the loopback bundler and paymaster URLs behind the proxy. */
+  accountAbstraction: Partial<Record<NetworkName, AccountAbstractionAddresses & { bundlerUrl: string; paymasterUrl: string }>>;
   stop(): Promise<void>;
 }
 
 interface Networks {
   gateways: Record<NetworkName, NetworkGateway>;
+  /** The embedded chains' own ERC-4337 stack: addresses, and the loopback bundler and paymaster the proxy forwards to. */
+  accountAbstraction: Partial<Record<NetworkName, LocalAccountAbstraction>>;
   /** The service's demo agent per network: configured, or registered on the embedded testnet at first start. */
   demoAgents: Partial<Record<NetworkName, LocalAccount>>;
   demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>>;
   demoVerifiersEd25519: Partial<Record<NetworkName, DemoVerifierGateway>>;
+}
+
+interface LocalAccountAbstraction {
+  addresses: AccountAbstractionAddresses;
+  rpc: AaRpcServer;
+}
+
+/** The local bundler (its executor: the bundler dev account) and paymaster (the service holds its signer) of one embedded chain. */
+async function startLocalAccountAbstraction(network: NetworkName, started: EmbeddedNetwork, accounts: DevAccounts): Promise<LocalAccountAbstraction> {
+  const client = createChainClient(network, started.clientOptions);
+  const { entryPoint, paymaster } = started.aa;
+  const rpc = await startAaRpcServer({
+    bundler: createLocalBundler({ client, wallet: createChainWallet(network, accounts.bundler, started.clientOptions), entryPoint }),
+    paymaster: createLocalPaymaster({ client, paymaster, signer: accounts.paymasterSigner, entryPoint }),
+  });
+  return { addresses: started.aa, rpc };
 }
 
 async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Networks> {
@@ -52,6 +77,7 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
   if (devAccounts?.created) {
     logger.info({ dataDir: config.dataDir }, "generated the local chains' operator, attester and identity-app keys in DATA_DIR");
   }
+  const accountAbstraction: Partial<Record<NetworkName, LocalAccountAbstraction>> = {};
   // allSettled, not all: when one chain fails to start, the other must still be known so it can be stopped.
   const results = await Promise.allSettled(
     NETWORK_NAMES.map(async (network): Promise<[NetworkName, NetworkSetup]> => {
@@ -64,6 +90,7 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
         maxAgentsPerHuman: config.maxAgentsPerHuman,
       });
       devChains.push(started.chain);
+      accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts);
       logger.info(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
@@ -73,7 +100,10 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failed) {
+    await Promise.all(Object.values(accountAbstraction).map((aa) => aa.rpc.close()));
+    throw failed.reason;
+  }
   const setups = results.map((r) => (r as PromiseFulfilledResult<[NetworkName, NetworkSetup]>).value);
   // Every HTTP round trip to a network's RPC counts in rpc_requests_total{network}.
   const counted = (network: NetworkName, setup: NetworkSetup): NetworkSetup => ({
@@ -110,16 +140,21 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
     demoVerifiers[network] = gateway.demoVerifier.withRelayer(wallet);
     if (gateway.demoVerifierEd25519) demoVerifiersEd25519[network] = gateway.demoVerifierEd25519.withRelayer(wallet);
   }
-  return { gateways, demoAgents, demoVerifiers, demoVerifiersEd25519 };
+  return { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 };
 }
 
-function describe(url: string, chains: ChainGateway): string {
+function describe(url: string, chains: ChainGateway, accountAbstraction: RunningService['accountAbstraction']): string {
   const lines = [`Agent identity registry listening on ${url}`];
   for (const gateway of chains.all()) {
     const source = gateway.embedded ? 'local anvil' : 'external RPC';
     const celo = CELO_DEPLOYMENTS[gateway.network].registry === gateway.contracts.registry ? ' (Celo deployment)' : '';
     lines.push(`  ${gateway.network} chain ${gateway.chainId} (${source})${celo}`);
     for (const [name, address] of Object.entries(gateway.contracts)) lines.push(`    ${name.padEnd(14)} ${address}`);
+    const aa = accountAbstraction[gateway.network];
+    if (aa) {
+      for (const name of ['entryPoint', 'accountFactory', 'paymaster'] as const) lines.push(`    ${name.padEnd(14)} ${aa[name]}`);
+      lines.push(`    ${'bundler'.padEnd(14)} ${url}/api/aa/bundler?chainId=${gateway.chainId} (local bundler and paymaster)`);
+    }
   }
   return lines.join('\n');
 }
@@ -127,7 +162,11 @@ function describe(url: string, chains: ChainGateway): string {
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const devChains: DevChain[] = [];
   const store = new SqliteStore(join(config.dataDir, 'store.sqlite'));
-  const stopChains = (): Promise<unknown> => Promise.all(devChains.map((chain) => chain.stop()));
+  let localAccountAbstraction: LocalAccountAbstraction[] = [];
+  const stopChains = async (): Promise<void> => {
+    await Promise.all(localAccountAbstraction.map((aa) => aa.rpc.close()));
+    await Promise.all(devChains.map((chain) => chain.stop()));
+  };
   const metrics = new Metrics({ defaultMetrics: true });
   try {
     const sessionSecret = loadSessionSecret({
@@ -135,7 +174,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const { gateways, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(config, logger, devChains, metrics);
+    const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(config, logger, devChains, metrics);
+    localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createServer();
@@ -160,11 +200,25 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       demoVerifiersEd25519,
       chatAgent: intentChatAgent,
       ...(config.chatAgentUrl ? { chatAgentUrl: config.chatAgentUrl } : {}),
+      accountAbstraction: Object.fromEntries(
+        NETWORK_NAMES.flatMap((network) => {
+          const local = accountAbstraction[network]?.addresses;
+          if (local) return [[network, local]];
+          // a configured provider: the canonical EntryPoint; its factory and paymaster are the provider's
+          return config.aaProxy.upstreams[network]?.bundlerUrl ? [[network, { entryPoint: ENTRY_POINT_V07 }]] : [];
+        }),
+      ),
       aa: {
         ...config.aaProxy,
         tokenSecret: loadKeptSecret(PROXY_TOKEN_SECRET, { value: config.aaProxy.tokenSecret, dataDir: config.dataDir, log: (m) => logger.info(m) }),
-        // Embedded networks: the in-process bundler's loopback URLs go here, for the networks without configured ones.
-        upstreams: { ...config.aaProxy.upstreams },
+        // a configured provider wins; an embedded chain without one uses its own local bundler and paymaster
+        upstreams: Object.fromEntries(
+          NETWORK_NAMES.map((network) => {
+            const local = accountAbstraction[network]?.rpc;
+            const configured = config.aaProxy.upstreams[network] ?? {};
+            return [network, { ...(local ? { bundlerUrl: local.bundlerUrl, paymasterUrl: local.paymasterUrl } : {}), ...configured }];
+          }),
+        ),
         onUpstreamError: (failure) => logger.warn(failure, 'AA proxy upstream failed'),
       },
     });
@@ -195,7 +249,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       })();
       return stopping;
     };
-    return { server, url, chains, devChains, stop };
+    const aaSummary = Object.fromEntries(
+      Object.entries(accountAbstraction).map(([network, aa]) => [
+        network,
+        { ...aa.addresses, bundlerUrl: aa.rpc.bundlerUrl, paymasterUrl: aa.rpc.paymasterUrl },
+      ]),
+    );
+    return { server, url, chains, devChains, accountAbstraction: aaSummary, stop };
   } catch (error) {
     await stopChains();
     await store.close();
@@ -207,7 +267,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const service = await startService(config, logger);
-  console.log(describe(service.url, service.chains));
+  console.log(describe(service.url, service.chains, service.accountAbstraction));
   // from here on, console output (the A2A SDK's) goes through the logger
   routeConsoleTo(logger);
 

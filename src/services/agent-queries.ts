@@ -92,6 +92,25 @@ export type VerifyStatus = { verified: false } | { verified: boolean; proofType:
 
 export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
 
+/** What an ERC-4337 client needs to use the account-abstraction proxy on one network. */
+export interface AccountAbstractionContracts {
+  entryPoint: Address;
+  /** The factory of the smartwallet mode's passkey accounts, where the service runs one. */
+  accountFactory?: Address;
+  paymaster?: Address;
+}
+
+export interface AccountAbstractionDiscovery extends AccountAbstractionContracts {
+  chainId: number;
+  entryPointVersion: '0.7';
+  /** What the factory deploys, so a client knows how the account signs and executes. */
+  account?: string;
+  /** The proxy: a token first, then bundler and paymaster calls with it. */
+  tokenUrl: string;
+  bundlerUrl: string;
+  paymasterUrl: string;
+}
+
 export interface DiscoveryDocument {
   name: string;
   version: string;
@@ -100,7 +119,12 @@ export interface DiscoveryDocument {
   registrationModes: RegistrationMode[];
   capabilities: (typeof DISCOVERY_CAPABILITIES)[number][];
   sessionTtlMs: number;
+  /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
+  accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
 }
+
+const PASSKEY_ACCOUNT =
+  'PasskeyAccount: ERC-1167 clone owned by one WebAuthn P-256 passkey; ERC-7821 batched execute, ERC-1271 signatures with ERC-7739 (bound to the account and chain); factory createAccount(bytes32 x, bytes32 y, uint256 salt)';
 
 export const ERC8004_REGISTRATION_TYPE = 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1';
 
@@ -134,6 +158,8 @@ export interface AgentQueryOptions {
   indexWaitMs?: number;
   /** Called with a follower's failed polls (it retries at the next interval). */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
+  /** The ERC-4337 contracts per network the proxy serves (discovery). */
+  accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionContracts>>;
 }
 
 interface NetworkQueries {
@@ -390,7 +416,28 @@ export class AgentQueryService {
       registrationModes: [...REGISTRATION_MODES],
       capabilities: [...DISCOVERY_CAPABILITIES],
       sessionTtlMs: SessionTokens.LIFETIME_MS,
+      ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
+  }
+
+  #accountAbstractionDiscovery(
+    contracts: Partial<Record<NetworkName, AccountAbstractionContracts>>,
+  ): Partial<Record<NetworkName, AccountAbstractionDiscovery>> {
+    const proxy = (route: string, chainId: number) => `${this.#options.publicUrl}/api/aa/${route}?chainId=${chainId}`;
+    const entries = Object.entries(contracts).map(([network, c]) => {
+      const { chainId } = NETWORKS[network as NetworkName];
+      const discovery: AccountAbstractionDiscovery = {
+        chainId,
+        entryPointVersion: '0.7',
+        ...c,
+        ...(c.accountFactory ? { account: PASSKEY_ACCOUNT } : {}),
+        tokenUrl: proxy('token', chainId),
+        bundlerUrl: proxy('bundler', chainId),
+        paymasterUrl: proxy('paymaster', chainId),
+      };
+      return [network, discovery];
+    });
+    return Object.fromEntries(entries);
   }
 
   registrationFile(): RegistrationFile {

@@ -10,6 +10,7 @@ import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AaProxyOptions, AaProxyService } from './aa/aa-proxy.js';
+import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
@@ -55,6 +56,8 @@ export interface ServiceOptions {
    * (503) and a token secret of this process only.
    */
   aa?: AaProxyOptions;
+  /** The ERC-4337 contracts per network, named by the discovery document (embedded chains: our own stack). */
+  accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionContracts>>;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -113,6 +116,7 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     publicUrl: options.publicUrl,
     appName: options.appName,
+    ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });

@@ -215,6 +215,25 @@ export const discoverySchema = z
     registrationModes: z.array(z.enum(REGISTRATION_MODES)),
     capabilities: z.array(z.enum(DISCOVERY_CAPABILITIES)),
     sessionTtlMs: z.number().int().describe('Session lifetime in milliseconds'),
+    accountAbstraction: z
+      .partialRecord(
+        network,
+        z
+          .object({
+            chainId: z.number().int(),
+            entryPointVersion: z.literal('0.7'),
+            entryPoint: z.string().describe('ERC-4337 EntryPoint'),
+            accountFactory: z.string().optional().describe("The factory of the smartwallet mode's passkey accounts"),
+            paymaster: z.string().optional().describe('The sponsoring paymaster contract'),
+            account: z.string().optional().describe('What the factory deploys: how the account signs and executes'),
+            tokenUrl: z.string().describe('POST here first for an x-aa-proxy-token'),
+            bundlerUrl: z.string().describe('ERC-7769 bundler JSON-RPC through the proxy'),
+            paymasterUrl: z.string().describe('ERC-7677 paymaster JSON-RPC through the proxy'),
+          })
+          .meta({ id: 'AccountAbstractionDiscovery' }),
+      )
+      .optional()
+      .describe('Per network where the proxy has a bundler: the ERC-4337 stack of the smartwallet mode'),
   })
   .meta({ id: 'DiscoveryDocument' });
 
