@@ -1,9 +1,8 @@
-// The ERC-4337 v0.7 stack of the published @account-abstraction/contracts 0.7.0 on the test chain: EntryPoint,
-// SimpleAccountFactory (an ECDSA-owned account) and VerifyingPaymaster (the same paymasterAndData layout and
-// getHash as our SponsorPaymaster), with the account wrapped as a viem smart account for the bundler tests.
-import { type Address, encodeFunctionData, getAddress, type Hex, type LocalAccount, parseAbi, parseEther } from 'viem';
+// The published SimpleAccount of @account-abstraction/contracts 0.7.0 (an ECDSA owner) as a viem smart account:
+// the bundler serves any v0.7 account, not only our passkey account.
+import { type Address, encodeFunctionData, getAddress, type Hex, type LocalAccount, parseAbi } from 'viem';
 import { entryPoint07Abi, getUserOperationHash, type SmartAccount, toSmartAccount } from 'viem/account-abstraction';
-import { accountAbstractionArtifact, deployEntryPointV07, ENTRY_POINT_V07 } from '../../src/chain/aa/entry-point.js';
+import { accountAbstractionArtifact, ENTRY_POINT_V07 } from '../../src/chain/aa/entry-point.js';
 import type { ChainClient, ChainWallet } from '../../src/chain/clients.js';
 
 const simpleAccountAbi = parseAbi([
@@ -19,47 +18,14 @@ const factoryAbi = parseAbi([
 const STUB_SIGNATURE: Hex =
   '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
 
-/** EntryPoint v0.7 at its canonical address; another test file may be deploying it at the same moment. */
-export async function ensureEntryPoint(client: ChainClient, wallet: ChainWallet): Promise<Address> {
-  try {
-    return await deployEntryPointV07(client, wallet);
-  } catch (error) {
-    const code = await client.getCode({ address: ENTRY_POINT_V07 });
-    if (!code || code === '0x') throw error;
-    return ENTRY_POINT_V07;
-  }
-}
-
-async function deploy(client: ChainClient, wallet: ChainWallet, name: string, args: readonly unknown[]): Promise<Address> {
-  const { abi, bytecode } = accountAbstractionArtifact(name);
+/** The published SimpleAccountFactory v0.7, bound to the canonical EntryPoint (which must be there). */
+export async function deploySimpleAccountFactory(client: ChainClient, wallet: ChainWallet): Promise<Address> {
+  const { abi, bytecode } = accountAbstractionArtifact('SimpleAccountFactory');
+  const args = [ENTRY_POINT_V07];
   const hash = await wallet.deployContract({ abi, bytecode, args, chain: wallet.chain, account: wallet.account });
   const receipt = await client.waitForTransactionReceipt({ hash });
-  if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`${name} deployment failed (${hash})`);
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error(`SimpleAccountFactory deployment failed (${hash})`);
   return getAddress(receipt.contractAddress);
-}
-
-export const deploySimpleAccountFactory = (client: ChainClient, wallet: ChainWallet): Promise<Address> =>
-  deploy(client, wallet, 'SimpleAccountFactory', [ENTRY_POINT_V07]);
-
-/** The published VerifyingPaymaster, with `deposit` on the EntryPoint. */
-export async function deployVerifyingPaymaster(
-  client: ChainClient,
-  wallet: ChainWallet,
-  signer: Address,
-  deposit = parseEther('10'),
-): Promise<Address> {
-  const paymaster = await deploy(client, wallet, 'VerifyingPaymaster', [ENTRY_POINT_V07, signer]);
-  const hash = await wallet.writeContract({
-    address: ENTRY_POINT_V07,
-    abi: entryPoint07Abi,
-    functionName: 'depositTo',
-    args: [paymaster],
-    value: deposit,
-    chain: wallet.chain,
-    account: wallet.account,
-  });
-  await client.waitForTransactionReceipt({ hash });
-  return paymaster;
 }
 
 export interface SimpleAccountOptions {

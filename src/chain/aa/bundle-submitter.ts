@@ -71,6 +71,7 @@ export function createBundleSubmitter(options: BundleSubmitterOptions): BundleSu
   async function drain(): Promise<void> {
     if (running) return;
     running = true;
+    await Promise.resolve(); // operations submitted in the same tick share the first bundle
     try {
       while (queue.length > 0) {
         const bundle = queue.splice(0, options.maxBundleSize);

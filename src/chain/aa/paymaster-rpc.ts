@@ -31,19 +31,13 @@ import {
   isHex,
   type LocalAccount,
   numberToHex,
-  parseAbi,
   parseEther,
 } from 'viem';
+import { sponsorPaymasterAbi } from '../artifacts/index.js';
 import type { ChainClient } from '../clients.js';
 import { estimateUserOperationGas } from './gas-estimation.js';
 import { AaRpcError, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
 import { type DraftUserOperation, packUserOperation, parseDraftUserOperation, totalGasLimit, type UserOperationV07 } from './user-operation.js';
-
-/** The paymaster's view the service signs; the generated sponsorPaymasterAbi carries the same function. */
-export const paymasterGetHashAbi = parseAbi([
-  'struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }',
-  'function getHash(PackedUserOperation userOp, uint48 validUntil, uint48 validAfter) view returns (bytes32)',
-]);
 
 /** Records of approvals per sender, for the per-sender limit: in memory by default, or on a shared store. */
 export interface SponsorshipLedger {
@@ -108,6 +102,8 @@ const PAYMASTER_POST_OP_GAS = 0n;
 /** A well-formed signature of no one: the stub recovers to some address, so validation fails (AA34) without reverting. */
 const STUB_SIGNATURE: Hex =
   '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
+
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 const refused = (message: string): AaRpcError => new AaRpcError(RpcErrorCode.sponsorshipRefused, `Sponsorship refused: ${message}`);
 
@@ -192,7 +188,7 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
     const unsigned = { ...op, paymasterData: concat([validityData(until, 0), STUB_SIGNATURE]) };
     const hash = await client.readContract({
       address: paymaster,
-      abi: paymasterGetHashAbi,
+      abi: sponsorPaymasterAbi,
       functionName: 'getHash',
       args: [packUserOperation(unsigned), until, 0],
     });
@@ -236,7 +232,15 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
       await checkSenderLimit(draft.sender);
       const stub = sponsored(draft, concat([validityData(await validUntil(), 0), STUB_SIGNATURE]));
       const gas = await estimateUserOperationGas({ client, entryPoint, chainId: await getChainId(), beneficiary: paymaster }, stub);
-      const op = { ...stub, ...gas, paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit };
+      // a limit the operation already carries stays when it is higher: estimation runs on the account's stub
+      // signature, and an account whose real signature costs more to check knows it (a passkey's P-256 check)
+      const op: UserOperationV07 = {
+        ...stub,
+        callGasLimit: max(gas.callGasLimit, draft.callGasLimit),
+        verificationGasLimit: max(gas.verificationGasLimit, draft.verificationGasLimit),
+        preVerificationGas: max(gas.preVerificationGas, draft.preVerificationGas),
+        paymasterVerificationGasLimit: max(gas.paymasterVerificationGasLimit ?? 0n, draft.paymasterVerificationGasLimit ?? 0n),
+      };
       const paymasterData = await approve(op);
       return {
         ...paymasterFields(op, paymasterData),

@@ -66,6 +66,7 @@ const draftSchema = userOperationShape.extend({
   preVerificationGas: quantity.optional(),
   maxFeePerGas: quantity.optional(),
   maxPriorityFeePerGas: quantity.optional(),
+  signature: bytes.default('0x'),
 });
 
 type Parsed = z.infer<typeof draftSchema>;
