@@ -10,7 +10,7 @@ import type { ChainClient, ChainWallet } from '../clients.js';
 import { createBundleSubmitter } from './bundle-submitter.js';
 import { NO_AGGREGATOR, SIGNATURE_FAILED, simulateValidation, type ValidationData } from './entry-point-simulation.js';
 import { estimateUserOperationGas, preVerificationGas } from './gas-estimation.js';
-import { AaRpcError, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
+import { AaRpcError, chainIdOnce, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
 import { parseDraftUserOperation, parseUserOperation, toRpcUserOperation, type UserOperationV07, userOperationHash } from './user-operation.js';
 import {
   findUserOperationTransaction,
@@ -71,15 +71,7 @@ export function createLocalBundler(options: LocalBundlerOptions): LocalBundler {
   const maxTracked = options.maxTrackedOperations ?? 1024;
   const submitter = createBundleSubmitter({ client, wallet, entryPoint, beneficiary, maxBundleSize: options.maxBundleSize ?? 8 });
   const tracked = new Map<Hash, Tracked>();
-  let chainId: Promise<number> | undefined;
-  // the chain's own id, asked once: operation hashes must match what the EntryPoint computes
-  const getChainId = (): Promise<number> => {
-    chainId ??= client.getChainId().catch((error: unknown) => {
-      chainId = undefined;
-      throw error;
-    });
-    return chainId;
-  };
+  const getChainId = chainIdOnce(client);
 
   function track(hash: Hash, entry: Tracked): void {
     tracked.set(hash, entry);

@@ -232,6 +232,8 @@ export async function simulateValidationAndExecution(
 ): Promise<{ validation: ValidationOutcome; execution: ExecutionOutcome }> {
   const callData = executionCallData(op, entryPoint, options.chainId);
   const intrinsic = intrinsicGas(callData);
+  // the EntryPoint makes no call for empty callData
+  const executes = size(op.callData) > 0;
   const execute = {
     from: entryPoint,
     to: op.sender,
@@ -245,7 +247,7 @@ export async function simulateValidationAndExecution(
         blockStateCalls: [
           {
             stateOverrides: overrides(entryPoint, options.stateOverride),
-            calls: [{ to: entryPoint, data: simulateValidationData(op) }, execute],
+            calls: [{ to: entryPoint, data: simulateValidationData(op) }, ...(executes ? [execute] : [])],
           },
         ],
       },
@@ -253,15 +255,13 @@ export async function simulateValidationAndExecution(
     ],
   })) as unknown as { calls: SimulatedCall[] }[];
   const [validate, run] = blocks[0]?.calls ?? [];
-  if (!validate || !run) throw new AaRpcError(RpcErrorCode.internal, 'the chain did not answer the simulation');
+  if (!validate || (executes && !run)) throw new AaRpcError(RpcErrorCode.internal, 'the chain did not answer the simulation');
   if (validate.status !== '0x1') throw refusalFrom(validate.error?.data ?? validate.returnData, 'validation reverted');
+  const validation = decodeValidation(validate.returnData);
+  if (!run) return { validation, execution: { success: true, gasUsed: 0n, returnData: '0x' } };
   const gasUsed = hexToBigInt(run.gasUsed) - intrinsic;
   return {
-    validation: decodeValidation(validate.returnData),
-    execution: {
-      success: run.status === '0x1',
-      gasUsed: gasUsed > 0n ? gasUsed : 0n,
-      returnData: run.error?.data ?? run.returnData,
-    },
+    validation,
+    execution: { success: run.status === '0x1', gasUsed: gasUsed > 0n ? gasUsed : 0n, returnData: run.error?.data ?? run.returnData },
   };
 }

@@ -2,6 +2,7 @@
 // their methods throw, carrying the code wallets act on (ERC-7769 for the bundler; viem maps these codes and the
 // EntryPoint's "AAxx" reasons to its own error classes).
 import { BaseError } from 'viem';
+import type { ChainClient } from '../clients.js';
 
 export const RpcErrorCode = {
   invalidParams: -32602,
@@ -49,4 +50,19 @@ export function toJsonRpcError(error: unknown): { code: number; message: string;
   if (error instanceof AaRpcError) return { code: error.code, message: error.shortMessage, ...(error.data ? { data: error.data } : {}) };
   const message = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error);
   return { code: RpcErrorCode.internal, message: `Internal error: ${message}` };
+}
+
+/**
+ * The chain's own id, asked once (again after a failure): operation hashes and paymaster approvals must use what
+ * the EntryPoint computes with, whatever the client was configured with.
+ */
+export function chainIdOnce(client: ChainClient): () => Promise<number> {
+  let chainId: Promise<number> | undefined;
+  return () => {
+    chainId ??= client.getChainId().catch((error: unknown) => {
+      chainId = undefined;
+      throw error;
+    });
+    return chainId;
+  };
 }

@@ -36,7 +36,7 @@ import {
 import { sponsorPaymasterAbi } from '../artifacts/index.js';
 import type { ChainClient } from '../clients.js';
 import { estimateUserOperationGas } from './gas-estimation.js';
-import { AaRpcError, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
+import { AaRpcError, chainIdOnce, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
 import { type DraftUserOperation, packUserOperation, parseDraftUserOperation, totalGasLimit, type UserOperationV07 } from './user-operation.js';
 
 /** Records of approvals per sender, for the per-sender limit: in memory by default, or on a shared store. */
@@ -119,14 +119,7 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
   const maxGas = policy.maxGasPerOperation ?? 5_000_000n;
   const maxCost = policy.maxCostPerOperation ?? parseEther('0.05');
   const ledger = policy.ledger ?? createMemorySponsorshipLedger(windowMs);
-  let chainId: Promise<number> | undefined;
-  const getChainId = (): Promise<number> => {
-    chainId ??= client.getChainId().catch((error: unknown) => {
-      chainId = undefined;
-      throw error;
-    });
-    return chainId;
-  };
+  const getChainId = chainIdOnce(client);
 
   async function checkTarget(entryPointParam: unknown, chainIdParam?: unknown): Promise<void> {
     if (typeof entryPointParam !== 'string' || !isAddressEqual(entryPointParam as Address, entryPoint)) {
