@@ -26,8 +26,10 @@ import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
+import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
 import { createServices } from './services/index.js';
 import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
+import type { KeyValueStore } from './store/key-value-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
@@ -55,23 +57,41 @@ interface Networks {
   demoVerifiersEd25519: Partial<Record<NetworkName, DemoVerifierGateway>>;
 }
 
+/** The local paymaster's rolling window for its per-sender limit. */
+const SPONSORSHIP_WINDOW_SECONDS = 3600;
+
 interface LocalAccountAbstraction {
   addresses: AccountAbstractionAddresses;
   rpc: AaRpcServer;
 }
 
 /** The local bundler (its executor: the bundler dev account) and paymaster (the service holds its signer) of one embedded chain. */
-async function startLocalAccountAbstraction(network: NetworkName, started: EmbeddedNetwork, accounts: DevAccounts): Promise<LocalAccountAbstraction> {
+async function startLocalAccountAbstraction(
+  network: NetworkName,
+  started: EmbeddedNetwork,
+  accounts: DevAccounts,
+  store: KeyValueStore,
+): Promise<LocalAccountAbstraction> {
   const client = createChainClient(network, started.clientOptions);
   const { entryPoint, paymaster } = started.aa;
   const rpc = await startAaRpcServer({
     bundler: createLocalBundler({ client, wallet: createChainWallet(network, accounts.bundler, started.clientOptions), entryPoint }),
-    paymaster: createLocalPaymaster({ client, paymaster, signer: accounts.paymasterSigner, entryPoint }),
+    paymaster: createLocalPaymaster({
+      client,
+      paymaster,
+      signer: accounts.paymasterSigner,
+      entryPoint,
+      // the per-sender limit counts on the store: a restart does not reset it
+      policy: {
+        ledger: storeSponsorshipLedger(store, started.chain.chainId, SPONSORSHIP_WINDOW_SECONDS * 1000),
+        windowSeconds: SPONSORSHIP_WINDOW_SECONDS,
+      },
+    }),
   });
   return { addresses: started.aa, rpc };
 }
 
-async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics): Promise<Networks> {
+async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics, store: KeyValueStore): Promise<Networks> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
   if (devAccounts?.created) {
@@ -90,7 +110,7 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
         maxAgentsPerHuman: config.maxAgentsPerHuman,
       });
       devChains.push(started.chain);
-      accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts);
+      accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts, store);
       logger.info(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
@@ -174,7 +194,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
-    const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(config, logger, devChains, metrics);
+    const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(
+      config,
+      logger,
+      devChains,
+      metrics,
+      store,
+    );
     localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
