@@ -164,6 +164,25 @@ describe('smartwallet mode through the running service', () => {
     }
   });
 
+  it('with no configuration both networks serve the three proxy routes from their own local stack', async () => {
+    for (const chainId of [42220, TESTNET]) {
+      const proxy = { baseUrl: base, chainId };
+      const { token } = await fetchProxyToken(proxy);
+      const call = async (route: 'bundler' | 'paymaster', method: string) => {
+        const res = await fetch(`${base}/api/aa/${route}?chainId=${chainId}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: base, [AA_PROXY_TOKEN_HEADER]: token },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
+        });
+        expect(res.status, `${route} ${method} on ${chainId}`).toBe(200);
+        return ((await res.json()) as { result: unknown }).result;
+      };
+      expect(await call('bundler', 'eth_supportedEntryPoints')).toEqual([ENTRY_POINT]);
+      expect(await call('bundler', 'eth_chainId')).toBe(`0x${chainId.toString(16)}`);
+      expect(await call('paymaster', 'eth_chainId')).toBe(`0x${chainId.toString(16)}`);
+    }
+  });
+
   it('a counterfactual passkey account consents with ERC-6492 and the session opens; another passkey cannot consent for it', async () => {
     expect(await client.getCode({ address: account.address })).toBeUndefined();
     const agent = newAccount();
