@@ -90,6 +90,6 @@ export class DeregistrationService extends ChainSyncedSessions<'deregister', Der
     const agentId = BigInt(record.agentId);
     const [keyAgent, owner] = await Promise.all([gateway.registry.agentIdOf(record.agentKey), gateway.registry.ownerOf(agentId)]);
     if (keyAgent !== agentId && owner === undefined) return this.flow.complete(record);
-    return this.flow.failIfReverted(record, 'The deregistration transaction reverted on chain');
+    return (await this.flow.followReport(record, 'The deregistration transaction reverted on chain')).record;
   }
 }

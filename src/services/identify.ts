@@ -63,22 +63,13 @@ export class IdentifyService extends ChainSyncedSessions<'identify', IdentifySta
     return { ...base, nullifier, agentCount: agentIds.length, agentIds: agentIds.map(Number) };
   }
 
-  /** Reads the reported transaction: this session's proof (by userIdentifier) and its NullifierIdentified event. */
+  /** Reads the reported transaction, once the chain confirms it as this session's proof: its NullifierIdentified event. */
   protected async syncWithChain(record: IdentifyRecord): Promise<IdentifyRecord> {
-    const txHash = record.callback?.txHash;
-    if (record.stage !== 'proof-received' || !txHash) return record;
-    const gateway = this.deps.chains.get(record.network);
-    const transaction = await gateway.registry.transaction(txHash);
-    if (!transaction) return record; // not mined (yet): ask again at the next status
-    if (transaction.status === 'reverted') return this.flow.fail(record, 'The identify transaction reverted on chain');
-
-    const submission = await gateway.registry.proofSubmission(txHash);
-    if (submission.kind === 'not-to-registry') return this.flow.fail(record, `Transaction ${txHash} is not a proof submitted to the registry`);
-    if (submission.kind === 'not-a-proof') return this.flow.fail(record, `Transaction ${txHash} is not a verifySelfProof call`);
-    if (submission.userIdentifier !== BigInt(record.userId)) return this.flow.fail(record, `Transaction ${txHash} carries another session's proof`);
-
-    const [nullifier] = transaction.identified;
-    if (nullifier === undefined) return this.flow.fail(record, `Transaction ${txHash} did not identify a human (no NullifierIdentified event)`);
-    return this.flow.complete(record, { txHash, nullifier: nullifier.toString() });
+    const { record: followed, confirmed } = await this.flow.followReport(record, 'The identify transaction reverted on chain');
+    if (!confirmed) return followed;
+    const [nullifier] = confirmed.identified;
+    if (nullifier === undefined)
+      return this.flow.fail(followed, `Transaction ${confirmed.hash} did not identify a human (no NullifierIdentified event)`);
+    return this.flow.complete(followed, { txHash: confirmed.hash, nullifier: nullifier.toString() });
   }
 }

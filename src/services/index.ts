@@ -40,6 +40,11 @@ export interface ServiceOptions {
   eventPollIntervalMs?: number;
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
+  /**
+   * How long a transaction the identity app reports may stay unknown to the chain before its session fails;
+   * default 60 s on embedded chains, 5 min on external RPCs (reported-transaction.ts).
+   */
+  reportedTxTimeoutMs?: number;
   /** Following open sessions (session-watch.ts): longest pause between status reads, most sessions at once. */
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
   /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
@@ -105,6 +110,7 @@ export function createServices(options: ServiceOptions): Services {
     publicUrl: options.publicUrl,
     deepLinkScheme: options.deepLinkScheme,
     appName: options.appName,
+    ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
   };
   const registration = new RegistrationService(flowDeps);
   const deregistration = new DeregistrationService(flowDeps);

@@ -127,12 +127,8 @@ export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = BigInt(record.agentId);
-    let refreshed = (await gateway.registry.proofExpiresAt(agentId)) > BigInt(record.previousExpiresAt);
-    if (!refreshed && record.callback?.txHash) {
-      const transaction = await gateway.registry.transaction(record.callback.txHash);
-      refreshed = transaction?.status === 'success' && transaction.refreshed.includes(agentId);
-    }
-    if (refreshed) return this.flow.complete(record);
-    return this.flow.failIfReverted(record, 'The refresh transaction reverted on chain');
+    if ((await gateway.registry.proofExpiresAt(agentId)) > BigInt(record.previousExpiresAt)) return this.flow.complete(record);
+    const { record: followed, confirmed } = await this.flow.followReport(record, 'The refresh transaction reverted on chain');
+    return confirmed?.refreshed.includes(agentId) ? this.flow.complete(followed, { txHash: confirmed.hash }) : followed;
   }
 }

@@ -175,7 +175,8 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
     const agentId = await gateway.registry.agentIdOf(record.agentKey);
-    if (agentId === 0n) return this.flow.failIfReverted(record, 'The registration transaction reverted on chain');
+    // not registered (yet): the reported transaction may still fail the session; a confirmed one is being indexed
+    if (agentId === 0n) return (await this.flow.followReport(record, 'The registration transaction reverted on chain')).record;
     const [txHash, agent] = await Promise.all([this.registrationTx(gateway, agentId, record.callback?.txHash), gateway.registry.readAgent(agentId)]);
     return this.flow.complete(record, {
       agentId: agentId.toString(),

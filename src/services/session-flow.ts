@@ -4,6 +4,7 @@
 // their own chain checks (ChainSyncedSessions.syncWithChain).
 import QRCode from 'qrcode';
 import type { Hex } from 'viem';
+import type { RegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
 import { SESSION_BASE_PATHS } from '../core/endpoints.js';
@@ -13,6 +14,7 @@ import type { RecordOf, SessionStage, SessionType } from '../sessions/session-re
 import type { SessionRepository } from '../sessions/session-repository.js';
 import type { SessionClaims, SessionSecrets, SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
+import { checkReportedTransaction, neverConfirmed, REPORTED_TX_TIMEOUT_MS } from './reported-transaction.js';
 import { type SessionView, sessionView } from './session-view.js';
 
 export interface CallbackReport {
@@ -30,6 +32,8 @@ export interface FlowDeps {
   publicUrl: string;
   deepLinkScheme: string;
   appName: string;
+  /** How long a reported transaction may stay unknown to the chain before the session fails; default per network (reported-transaction.ts). */
+  reportedTxTimeoutMs?: number;
 }
 
 export interface SessionQr extends SessionView {
@@ -159,13 +163,18 @@ export class SessionFlow<T extends SessionType> {
     });
   }
 
-  /** Moves the session to completed with `fields` (once: a completed session keeps what it completed with). */
-  complete(record: RecordOf<T>, fields: Partial<RecordOf<T>> = {}): Promise<RecordOf<T>> {
+  /**
+   * Moves the session to completed with `fields` (once: a completed session keeps what it completed with). Without
+   * a txHash in `fields`, the reported one is kept only if the chain confirms it as this session's proof.
+   */
+  async complete(record: RecordOf<T>, fields: Partial<RecordOf<T>> = {}): Promise<RecordOf<T>> {
+    const reported = record.callback?.txHash;
+    const confirmed = fields.txHash === undefined && reported ? (await this.#check(record, reported)).verdict === 'confirmed' : false;
     const completedAt = this.deps.clock();
     return this.deps.sessions.update(record.id, this.type, (current) => {
       if (current.stage === 'completed') return current;
-      const { failureReason: _dropped, ...rest } = current;
-      const txHash = current.callback?.txHash;
+      const { failureReason: _dropped, txHash: _hint, ...rest } = current;
+      const txHash = confirmed && current.callback?.txHash === reported ? reported : undefined;
       return { ...rest, ...(txHash ? { txHash } : {}), ...fields, stage: 'completed', completedAt } as RecordOf<T>;
     });
   }
@@ -177,11 +186,39 @@ export class SessionFlow<T extends SessionType> {
     );
   }
 
-  /** Moves a session waiting on the reported transaction to failed when that transaction reverted. */
-  async failIfReverted(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
-    if (record.stage !== 'proof-received' || !record.callback?.txHash) return record;
-    const transaction = await this.deps.chains.get(record.network).registry.transaction(record.callback.txHash);
-    return transaction?.status === 'reverted' ? this.fail(record, reason) : record;
+  /**
+   * Checks the transaction the identity app reported, for a session waiting on it (reported-transaction.ts):
+   * this session's proof, mined and successful -> `confirmed`, for the kind to read what it did; reverted -> failed
+   * with `revertReason`; another transaction -> failed saying why; unknown to the chain past the deadline -> failed.
+   * Otherwise the session keeps waiting. A newer report than the one checked is never failed by this check.
+   */
+  async followReport(record: RecordOf<T>, revertReason: string): Promise<{ record: RecordOf<T>; confirmed?: RegistryTransaction }> {
+    const hash = record.callback?.outcome === 'success' ? record.callback.txHash : undefined;
+    if (record.stage !== 'proof-received' || !record.callback || !hash) return { record };
+    const check = await this.#check(record, hash);
+    if (check.verdict === 'confirmed') return { record, confirmed: check.transaction };
+    if (check.verdict === 'reverted') return { record: await this.#failReport(record, revertReason) };
+    if (check.verdict === 'foreign') return { record: await this.#failReport(record, check.reason) };
+    const waited = this.deps.clock() - record.callback.receivedAt;
+    return { record: waited > this.#reportedTxTimeout(record) ? await this.#failReport(record, neverConfirmed(hash, waited)) : record };
+  }
+
+  #check(record: RecordOf<T>, hash: Hex) {
+    return checkReportedTransaction(this.deps.chains.get(record.network), hash, record);
+  }
+
+  #reportedTxTimeout(record: RecordOf<T>): number {
+    const embedded = this.deps.chains.get(record.network).embedded;
+    return this.deps.reportedTxTimeoutMs ?? REPORTED_TX_TIMEOUT_MS[embedded ? 'embedded' : 'external'];
+  }
+
+  /** Fails a session still waiting on the very report that was checked (a newer report gets its own check). */
+  #failReport(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
+    const checked = record.callback;
+    const same = (current: RecordOf<T>) => current.callback?.receivedAt === checked?.receivedAt && current.callback?.txHash === checked?.txHash;
+    return this.deps.sessions.update(record.id, this.type, (current) =>
+      current.stage === 'proof-received' && same(current) ? { ...current, stage: 'failed', failureReason: reason } : current,
+    );
   }
 }
 

@@ -32,6 +32,8 @@ export interface TestAppOptions {
   pushPolicy?: A2aAgentOptions['pushPolicy'];
   /** Session watching (A2A tasks): status read interval and most sessions at once. */
   sessionWatch?: ServiceOptions['sessionWatch'];
+  /** How long a reported transaction may stay unknown to the chain before its session fails. */
+  reportedTxTimeoutMs?: number;
   /** A2A push notifications: how hosts resolve, waits between attempts. */
   push?: Pick<A2aAgentOptions, 'pushResolver' | 'pushRetryDelaysMs'>;
 }
@@ -53,6 +55,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
+    ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
   });
   const a2a = createA2aAgent(services, {

@@ -1,7 +1,8 @@
 // What one transaction did at the registry, and the reads sessions need to follow the human's proof on chain.
 // viem-style actions: (client, params) => typed result. A transaction that is not mined yet, or that the node
-// does not know, reads as `undefined`, never as an error: a session asks again at its next status read.
-import { type Address, decodeFunctionData, type Hex, isAddressEqual, parseEventLogs, slice } from 'viem';
+// does not know, reads as `undefined`, never as an error: a session asks again at its next status read. A node
+// that does not answer is an error, though: "unknown to the chain" must not be concluded from an outage.
+import { type Address, decodeFunctionData, type Hex, isAddressEqual, parseEventLogs, size, slice, TransactionReceiptNotFoundError } from 'viem';
 import { agentRegistryAbi } from '../artifacts/index.js';
 import type { ChainClient } from '../clients.js';
 
@@ -23,7 +24,10 @@ export interface TransactionParams {
 
 /** The registry's events of a mined transaction (other contracts' logs are left out); undefined while not mined. */
 export async function readRegistryTransaction(client: ChainClient, { registry, hash }: TransactionParams): Promise<RegistryTransaction | undefined> {
-  const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined);
+  const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+    if (error instanceof TransactionReceiptNotFoundError) return undefined;
+    throw error;
+  });
   if (!receipt) return undefined;
   const logs = receipt.logs.filter((log) => isAddressEqual(log.address, registry));
   const events = parseEventLogs({ abi: agentRegistryAbi, logs });
@@ -38,8 +42,8 @@ export async function readRegistryTransaction(client: ChainClient, { registry, h
   return { hash, status: receipt.status, registered, refreshed, identified };
 }
 
-/** What a transaction submitted: a proof to the registry (with the proof's userIdentifier), or something else. */
-export type ProofSubmission = { kind: 'proof'; userIdentifier: bigint } | { kind: 'not-to-registry' } | { kind: 'not-a-proof' };
+/** What a transaction submitted: a proof to the registry (whom it is for, what it asks), or something else. */
+export type ProofSubmission = { kind: 'proof'; userIdentifier: bigint; userDefinedData: Hex } | { kind: 'not-to-registry' } | { kind: 'not-a-proof' };
 
 /** Reads a transaction's call: verifySelfProof(proofPayload, userContextData) sent to the registry? */
 export async function readProofSubmission(client: ChainClient, { registry, hash }: TransactionParams): Promise<ProofSubmission> {
@@ -50,7 +54,11 @@ export async function readProofSubmission(client: ChainClient, { registry, hash 
     if (call.functionName !== 'verifySelfProof') return { kind: 'not-a-proof' };
     const [, userContextData] = call.args as readonly [Hex, Hex];
     // userContextData = destChainId (32 bytes) || userIdentifier (32 bytes) || userDefinedData
-    return { kind: 'proof', userIdentifier: BigInt(slice(userContextData, 32, 64)) };
+    return {
+      kind: 'proof',
+      userIdentifier: BigInt(slice(userContextData, 32, 64)),
+      userDefinedData: size(userContextData) > 64 ? slice(userContextData, 64) : '0x',
+    };
   } catch {
     return { kind: 'not-a-proof' };
   }
