@@ -29,6 +29,7 @@ import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
 import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
 import { createServices } from './services/index.js';
 import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
+import { secureDataDir } from './store/data-dir.js';
 import type { KeyValueStore } from './store/key-value-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
@@ -181,6 +182,8 @@ function describe(url: string, chains: ChainGateway, accountAbstraction: Running
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const devChains: DevChain[] = [];
+  // the owner's alone (0700, files 0600), tightened with a warning if a copy or an older version left it looser
+  secureDataDir(config.dataDir, (message) => logger.warn(message));
   const store = new SqliteStore(join(config.dataDir, 'store.sqlite'));
   let localAccountAbstraction: LocalAccountAbstraction[] = [];
   const stopChains = async (): Promise<void> => {

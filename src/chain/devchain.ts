@@ -1,9 +1,10 @@
 // Starts and stops the local anvil chains of the embedded default. The platform binary is spawned
 // directly (not through npx) so that stopping it really stops it.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 
 const require = createRequire(import.meta.url);
 
@@ -76,6 +77,26 @@ async function stopLeftover(pidFile: string): Promise<void> {
   if (isRunning(pid)) process.kill(pid, 'SIGKILL');
 }
 
+/**
+ * anvil writes its state file itself, with the mode a new file gets from the umask (0644 under the usual 022);
+ * it inherits the umask of the moment it is spawned, so 077 is set for the spawn alone: the state file is the
+ * owner's only (0600), like everything under DATA_DIR. Worker threads cannot change the umask: there the chain
+ * starts with the process's own.
+ */
+function spawnPrivately(command: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+  let previous: number | undefined;
+  try {
+    previous = process.umask(0o077);
+  } catch {
+    previous = undefined;
+  }
+  try {
+    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    if (previous !== undefined) process.umask(previous);
+  }
+}
+
 function waitForExit(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
@@ -85,14 +106,14 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   const args = ['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)];
   let pidFile: string | undefined;
   if (options.stateDir) {
-    mkdirSync(options.stateDir, { recursive: true });
+    mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
     pidFile = join(options.stateDir, 'anvil.pid');
     await stopLeftover(pidFile);
     args.push('--state', join(options.stateDir, 'state.json'), '--preserve-historical-states');
     args.push('--state-interval', String(options.stateIntervalSeconds ?? 5));
   }
 
-  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnPrivately(anvilBinaryPath(), args);
   const exited = waitForExit(child);
   let output = '';
   let onEarlyExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
@@ -127,7 +148,7 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   child.stderr.removeAllListeners('data').resume();
   child.off('exit', onEarlyExit);
   const pid = child.pid ?? -1;
-  if (pidFile) writeFileSync(pidFile, String(pid));
+  if (pidFile) writeFileSync(pidFile, String(pid), { mode: 0o600 });
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

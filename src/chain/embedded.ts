@@ -42,7 +42,7 @@ const FUNDING = parseEther('1000000');
 const LOCAL_CLIENT = { timeoutMs: 5_000, pollingIntervalMs: 50 } as const;
 
 function writePrivateFile(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileSync(path, content, { mode: 0o600 });
 }
 
@@ -109,7 +109,7 @@ export async function startEmbeddedNetwork(
   const started = await startDevChain({ chainId, stateDir });
   // Tools such as the identity-app CLI find the running chain here, while it runs.
   const rpcUrlFile = join(stateDir, 'rpc-url');
-  writeFileSync(rpcUrlFile, `${started.rpcUrl}\n`);
+  writePrivateFile(rpcUrlFile, `${started.rpcUrl}\n`);
   const chain: DevChain = { ...started, stop: () => started.stop().finally(() => rmSync(rpcUrlFile, { force: true })) };
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
@@ -121,7 +121,7 @@ export async function startEmbeddedNetwork(
     const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     if (deployedNow) {
       deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
-      writeFileSync(deploymentPath, serialize(deployment));
+      writePrivateFile(deploymentPath, serialize(deployment));
     }
     const ready = deployment as Deployment;
     if (options.maxAgentsPerHuman !== undefined) {

@@ -26,7 +26,7 @@ export interface DemoAgentSetup {
 function loadKey(path: string): `0x${string}` {
   if (existsSync(path)) return (JSON.parse(readFileSync(path, 'utf8')) as { privateKey: `0x${string}` }).privateKey;
   const privateKey = generatePrivateKey();
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileSync(path, `${JSON.stringify({ privateKey })}\n`, { mode: 0o600 });
   return privateKey;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
 
 const MIN_BYTES = 32;
 
@@ -41,11 +42,11 @@ export function loadKeptSecret(secret: KeptSecret, options: SecretSource): Uint8
   const existing = readIfPresent(path);
   if (existing !== undefined) return checked(existing, path, secret);
 
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   // Write a temporary file, then hard-link it into place: the link fails if another process got there first,
   // and nobody ever reads a half-written secret.
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(temporary, `${randomBytes(MIN_BYTES).toString('hex')}\n`, { mode: 0o600 });
+  writeFileSync(temporary, `${randomBytes(MIN_BYTES).toString('hex')}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     linkSync(temporary, path);
     options.log(`generated a ${secret.what} in ${path}; set ${secret.setting} to manage it yourself`);

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { createPrivateFile, PRIVATE_DIR_MODE } from './data-dir.js';
 import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
 
 interface Row {
@@ -31,7 +32,11 @@ export class SqliteStore implements KeyValueStore {
 
   constructor(path: string, clock: Clock = Date.now) {
     this.#clock = clock;
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+      // sqlite would create the file 0644; it creates the -wal and -shm files with the database file's mode
+      createPrivateFile(path);
+    }
     this.#db = new Database(path);
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
