@@ -26,7 +26,7 @@ export interface A2aAgentOptions {
   version: string;
   /** Where tasks and push configs are kept. */
   store: KeyValueStore;
-  /** The service secret: seals push notification credentials at rest. */
+  /** The service secret: seals push notification credentials and tasks (their session tokens) at rest. */
   secret: Uint8Array;
   /** Which webhook destinations push notifications may reach. */
   pushPolicy: PushTargetPolicy;
@@ -66,7 +66,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     ...(options.pushRetryDelaysMs ? { retryDelaysMs: options.pushRetryDelaysMs } : {}),
   });
   const executor = new RegistryAgentExecutor(services);
-  const taskStore = new KeyValueTaskStore(options.store);
+  const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'));
   // tasks left open by a previous process follow their sessions again (and notify their webhooks)
   void resumeOpenTasks(taskStore, services.watcher, push).catch((err: unknown) =>
     options.logger.error({ err }, 'open A2A tasks could not be resumed'),

@@ -6,9 +6,19 @@
 // that created it: tasks carry session tokens, and the service has no accounts, so the creator is the client
 // address the server's user builder names (recorded at the task's first save, under a2a:task-owner:<id>).
 // Artifacts are listed only when asked for (includeArtifacts), as the protocol says.
+//
+// No usable session token at rest: a register/deregister task holds its session token in the artifact (the
+// client uses it), in every status message (each carries the refreshed token) and in its metadata (a resume
+// after a restart follows the session with it). Each task is therefore kept sealed as a whole (AES-256-GCM,
+// sealed-values.ts, the store key as associated data) and opened when the SDK loads it to answer tasks/get, a
+// stream or a resume, so the client receives exactly the token it got before. Sealing the whole value rather
+// than the token fields covers every copy, including any a later SDK adds. Keeping a reference and minting a
+// fresh token on read is not possible: a register session token carries the key the service generated, which
+// is kept nowhere else.
 import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { KeyValueStore } from '../store/key-value-store.js';
+import type { SealedValues } from '../store/sealed-values.js';
 
 /** How long a task (and its push configs) is kept after its last change. */
 export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,19 +40,33 @@ const ownerKey = (id: string) => `a2a:task-owner:${id}`;
 const ownerOf = (context: ServerCallContext | undefined): string | undefined => context?.user?.userName || undefined;
 
 export class KeyValueTaskStore implements TaskStore {
-  constructor(private readonly store: KeyValueStore) {}
+  constructor(
+    private readonly store: KeyValueStore,
+    /** Seals each task at rest (its session tokens). */
+    private readonly sealed: SealedValues,
+  ) {}
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
     // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
     if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, TASK_TTL_MS);
-    await this.store.set(taskKey(task.id), Task.toJSON(task), TASK_TTL_MS);
+    const key = taskKey(task.id);
+    await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), TASK_TTL_MS);
     await this.store.update<string[]>(INDEX_KEY, (ids = []) => [task.id, ...ids.filter((id) => id !== task.id)].slice(0, INDEX_LIMIT));
   }
 
   async load(taskId: string): Promise<Task | undefined> {
-    const json = await this.store.get<unknown>(taskKey(taskId));
-    return json === undefined ? undefined : Task.fromJSON(json);
+    const key = taskKey(taskId);
+    const stored = await this.store.get<unknown>(key);
+    if (stored === undefined) return undefined;
+    // tasks kept before sealing are plain JSON: still readable, and sealed at their next save
+    if (typeof stored !== 'string') return Task.fromJSON(stored);
+    try {
+      return Task.fromJSON(this.sealed.open<unknown>(key, stored));
+    } catch {
+      // sealed under another SESSION_SECRET: gone, like the session tokens it holds
+      return undefined;
+    }
   }
 
   async list(params: ListTasksRequest, context?: ServerCallContext): Promise<ListTasksResponse> {

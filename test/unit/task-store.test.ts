@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { Task, TaskState } from '@a2a-js/sdk';
+import { describe, expect, it } from 'vitest';
+import { KeyValueTaskStore } from '../../src/a2a/task-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { SealedValues } from '../../src/store/sealed-values.js';
+
+const task = (id: string): Task => ({
+  id,
+  contextId: 'c1',
+  status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date(0).toISOString() },
+  artifacts: [],
+  history: [],
+  metadata: { registrySession: { intent: 'register', sessionToken: 'eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..iv.body.tag', stage: 'qr-ready' } },
+});
+
+describe('KeyValueTaskStore at rest', () => {
+  const secret = randomBytes(32);
+
+  it('keeps each task as one sealed value and reads it back whole', async () => {
+    const store = new MemoryStore();
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
+    await tasks.save(task('t1'));
+    const raw = await store.get<unknown>('a2a:task:t1');
+    expect(typeof raw).toBe('string');
+    expect(raw as string).not.toContain('eyJ');
+    expect(await tasks.load('t1')).toEqual(task('t1'));
+  });
+
+  it('reads a task kept before sealing, and seals it at its next save', async () => {
+    const store = new MemoryStore();
+    await store.set('a2a:task:t2', Task.toJSON(task('t2')));
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
+    const loaded = await tasks.load('t2');
+    expect(loaded).toEqual(task('t2'));
+    await tasks.save(loaded as Task);
+    expect(typeof (await store.get<unknown>('a2a:task:t2'))).toBe('string');
+  });
+
+  it('a task sealed under another secret, or moved to another id, is as good as gone', async () => {
+    const store = new MemoryStore();
+    await new KeyValueTaskStore(store, new SealedValues(randomBytes(32), 'a2a-task')).save(task('t3'));
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
+    expect(await tasks.load('t3')).toBeUndefined();
+    await tasks.save(task('t4'));
+    await store.set('a2a:task:t5', await store.get<string>('a2a:task:t4'));
+    expect(await tasks.load('t5')).toBeUndefined();
+  });
+});
