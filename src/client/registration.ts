@@ -86,7 +86,7 @@ export class RegistryClient {
     }
   }
 
-  /** The key the service generated for the agent, once the registration is completed. */
+  /** The key the service generated for the agent, once the registration is completed; handed out once (then 409): keep it. */
   exportKey(token: string): Promise<ExportedKey> {
     return this.#call('POST', '/api/agent/register/export', { token });
   }

@@ -121,8 +121,13 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     };
   }
 
+  /**
+   * The generated key, once: the first export that succeeds claims the session (on the store, so across
+   * instances and restarts), and any later one, with any token of the session, is 409. Only the session token
+   * carries the key; a watch token is refused.
+   */
   async exportKey(token: string): Promise<ExportedKey> {
-    const { claims, record } = await this.flow.open(token);
+    const { claims, record } = await this.flow.open(token, ['session']);
     const mode = record.mode;
     if (MODE_RULES[mode].externalKey) {
       throw badRequest(`Export is not available for ${mode}: the agent key is held by the human's wallet provider and the service never had it`);
@@ -133,6 +138,9 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     const synced = await this.syncWithChain(record);
     if (synced.stage !== 'completed')
       throw new ServiceError(409, `The key can be exported once the registration is completed; the session is ${synced.stage}`);
+    if (!(await this.deps.sessions.claimExport(synced))) {
+      throw new ServiceError(409, 'The key was already exported for this session: it is handed out once; use the copy you received');
+    }
     return {
       privateKey,
       keyType: secrets.agentPrivateKey ? 'secp256k1' : 'ed25519',

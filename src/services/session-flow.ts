@@ -12,7 +12,7 @@ import { badRequest, ServiceError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import type { RecordOf, SessionStage, SessionType } from '../sessions/session-record.js';
 import type { SessionRepository } from '../sessions/session-repository.js';
-import type { SessionClaims, SessionSecrets, SessionTokens } from '../sessions/session-token.js';
+import { READING_SCOPES, type SessionClaims, type SessionSecrets, type SessionTokens, type TokenScope } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
 import { checkReportedTransaction, neverConfirmed, REPORTED_TX_TIMEOUT_MS } from './reported-transaction.js';
 import { type SessionView, sessionView } from './session-view.js';
@@ -79,6 +79,9 @@ export class SessionFlow<T extends SessionType> {
     };
     const deepLink = await this.deepLink(record);
     const view = await this.view(claims, record);
+    // The scan link is shown, shared and kept in browser histories: it carries a watch token (status and QR
+    // only), never the session token that exports the key.
+    const watchToken = await this.deps.tokens.issue({ sessionId: record.id, type: this.type, scope: 'watch', expiresAt: record.expiresAt });
     return {
       claims,
       session: {
@@ -86,14 +89,17 @@ export class SessionFlow<T extends SessionType> {
         deepLink,
         qrData: deepLink,
         qrImageBase64: await qrPng(deepLink),
-        scanUrl: `${this.deps.publicUrl}${this.basePath}/qr?format=png&token=${encodeURIComponent(view.sessionToken)}`,
+        scanUrl: `${this.deps.publicUrl}${this.basePath}/qr?format=png&token=${encodeURIComponent(watchToken)}`,
       },
     };
   }
 
-  /** The claims and record of a session token of this flow (400 other type, 401 altered, 410 expired). */
-  async open(token: string): Promise<{ claims: SessionClaims; record: RecordOf<T> }> {
-    const claims = await this.deps.tokens.open(token, { type: this.type });
+  /**
+   * The claims and record of a token of this flow (400 other type, 401 altered or a scope not in `scopes`, 410
+   * expired). By default a session or watch token: what reading the session needs.
+   */
+  async open(token: string, scopes: readonly TokenScope[] = READING_SCOPES): Promise<{ claims: SessionClaims; record: RecordOf<T> }> {
+    const claims = await this.deps.tokens.open(token, { type: this.type, scope: scopes });
     const record = await this.deps.sessions.get(claims.sessionId, this.type);
     if (!record) throw new ServiceError(401, 'Invalid session token');
     return { claims, record };

@@ -2,7 +2,7 @@
 // kind), so its status is read from that kind's service without trying one kind after another; new sessions
 // are counted against the one per-client session-creation limit, whichever adapter opens them.
 import type { SessionType } from '../core/session-types.js';
-import type { SessionTokens } from '../sessions/session-token.js';
+import { READING_SCOPES, type SessionTokens } from '../sessions/session-token.js';
 import type { DeregistrationRequest, DeregistrationService, DeregistrationSession } from './deregistration.js';
 import type { IdentifyService } from './identify.js';
 import type { RateLimiter } from './rate-limits.js';
@@ -31,9 +31,9 @@ export class Sessions {
     readonly creationLimit: RateLimiter,
   ) {}
 
-  /** The kind of session `token` is for (401 altered or not a session token, 410 expired). */
+  /** The kind of session `token` is for (401 altered or neither a session nor a watch token, 410 expired). */
   async kindOf(token: string): Promise<SessionType> {
-    const claims = await this.tokens.open(token, { type: Object.keys(this.kinds) as SessionType[] });
+    const claims = await this.tokens.open(token, { type: Object.keys(this.kinds) as SessionType[], scope: READING_SCOPES });
     return claims.type;
   }
 

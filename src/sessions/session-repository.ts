@@ -9,6 +9,7 @@ export { newSessionId } from './session-record.js';
 const RETENTION_AFTER_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
 const keyOf = (id: string): string => `session:${id}`;
+const exportKeyOf = (id: string): string => `session-export:${id}`;
 
 function ofKind<T extends SessionType>(record: SessionRecord, type: T): RecordOf<T> {
   // a token names its session's kind, so a record of another kind is a bug, not bad input
@@ -47,6 +48,15 @@ export class SessionRepository {
     if (stored === undefined) return undefined;
     const record = parseSessionRecord(stored);
     return type ? ofKind(record, type) : record;
+  }
+
+  /**
+   * Marks the session's key as handed out: true for the first claim only, whichever instance or token makes it,
+   * also after a restart (a claim on the store, kept as long as the record). The key itself is never stored.
+   */
+  async claimExport(record: SessionRecord): Promise<boolean> {
+    const now = this.#clock();
+    return this.#store.setIfAbsent(exportKeyOf(record.id), { exportedAt: now }, Math.max(1, record.expiresAt - now) + RETENTION_AFTER_EXPIRY_MS);
   }
 
   /** Atomic; keeps the record's expiry. A valid token always has a record, so a missing one is a bug. */

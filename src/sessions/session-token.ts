@@ -10,8 +10,16 @@ import type { Clock } from '../store/key-value-store.js';
 
 export type { SessionType } from '../core/session-types.js';
 
-/** 'session' tokens go to the caller; 'callback' tokens go into the deep link for the identity app and carry no secrets and can only call the callback. */
-export type TokenScope = 'session' | 'callback';
+/**
+ * What a token may do. 'session': everything the session offers (status, QR, export), and only it carries the
+ * secrets; 'watch': the session's status and QR code, nothing else (the scan link hands it to whoever opens the
+ * QR); 'callback': the identity app's report only (inside the deep link). Watch and callback tokens never carry
+ * secrets.
+ */
+export type TokenScope = 'session' | 'watch' | 'callback';
+export const TOKEN_SCOPES = ['session', 'watch', 'callback'] as const satisfies readonly TokenScope[];
+/** The scopes that may read a session: its status and its QR code. */
+export const READING_SCOPES = ['session', 'watch'] as const satisfies readonly TokenScope[];
 export interface SessionSecrets {
   agentPrivateKey?: `0x${string}` /* secp256k1 */;
   ed25519PrivateKey?: `0x${string}` /* 32-byte seed */;
@@ -32,12 +40,14 @@ const privateKey = z.custom<`0x${string}`>((value) => typeof value === 'string' 
 const claimsSchema = z.object({
   sessionId: z.string().min(1).max(128),
   type: z.enum(SESSION_TYPES),
-  scope: z.enum(['session', 'callback']),
+  scope: z.enum(TOKEN_SCOPES),
   expiresAt: z.number().int().nonnegative(),
   secrets: z.object({ agentPrivateKey: privateKey.optional(), ed25519PrivateKey: privateKey.optional() }).optional(),
 });
 
 const invalidToken = (): ServiceError => new ServiceError(401, 'Invalid session token');
+const onlyWatches = (): ServiceError =>
+  new ServiceError(401, "This token can only watch the session (its status and QR code); this needs the session's own token");
 
 export class SessionTokens {
   static readonly LIFETIME_MS = 30 * 60 * 1000;
@@ -54,23 +64,26 @@ export class SessionTokens {
 
   /** Encrypts the claims with a fresh IV; issuing the same claims again is how a token is refreshed. */
   async issue(claims: SessionClaims): Promise<string> {
-    // Callback tokens travel in deep links and QR codes: never put secrets in them, whatever the caller passes.
-    const payload = claimsSchema.parse(claims.scope === 'callback' ? { ...claims, secrets: undefined } : claims);
+    // Callback and watch tokens travel in deep links, QR codes and scan links: never put secrets in them,
+    // whatever the caller passes.
+    const payload = claimsSchema.parse(claims.scope === 'session' ? claims : { ...claims, secrets: undefined });
     return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
       .encrypt(this.#key);
   }
 
   /**
-   * Throws ServiceError: 401 'Invalid session token' for altered/foreign/undecryptable/malformed tokens (never leak details); 410 'Session expired' when expiresAt <= now; 400 'Token is not for a <type> session' when the type differs; 401 when the scope differs (a callback token used elsewhere or vice versa).
+   * Throws ServiceError: 401 'Invalid session token' for altered/foreign/undecryptable/malformed tokens (never leak details); 410 'Session expired' when expiresAt <= now; 400 'Token is not for a <type> session' when the type differs; 401 when the scope is not one `expected` allows (a callback token used elsewhere or vice versa; a watch token says it only watches).
    */
   async open(
     token: string,
-    expected: { type: SessionType | readonly SessionType[]; scope?: TokenScope /* default 'session' */ },
+    expected: { type: SessionType | readonly SessionType[]; scope?: TokenScope | readonly TokenScope[] /* default 'session' */ },
   ): Promise<SessionClaims> {
     const claims = await this.#decrypt(token);
-    // Scope first: a token that is not a credential for this endpoint tells its holder nothing more.
-    if (claims.scope !== (expected.scope ?? 'session')) throw invalidToken();
+    const scopes: readonly TokenScope[] = typeof expected.scope === 'string' ? [expected.scope] : (expected.scope ?? ['session']);
+    // Scope first: a token that is not a credential for this endpoint tells its holder nothing more (a watch
+    // token's holder may know what it holds: it came in a scan link, for watching).
+    if (!scopes.includes(claims.scope)) throw claims.scope === 'watch' ? onlyWatches() : invalidToken();
     if (claims.expiresAt <= this.#clock()) throw new ServiceError(410, 'Session expired');
     const types: readonly SessionType[] = typeof expected.type === 'string' ? [expected.type] : expected.type;
     if (!types.includes(claims.type)) throw new ServiceError(400, `Token is not for a ${types.join(' or ')} session`);

@@ -144,6 +144,27 @@ describe('SessionTokens', () => {
     expect(opened).toEqual({ sessionId: claims.sessionId, type: 'register', scope: 'callback', expiresAt: claims.expiresAt });
   });
 
+  it('a watch token never carries secrets, opens where watching is allowed, and says so where the session token is needed', async () => {
+    const { tokens, claims } = setup();
+    const watch = await tokens.issue({ ...claims, scope: 'watch' });
+    const opened = await tokens.open(watch, { type: 'register', scope: ['session', 'watch'] });
+    expect(opened).toEqual({ sessionId: claims.sessionId, type: 'register', scope: 'watch', expiresAt: claims.expiresAt });
+    // refreshing it gives a watch token again, never a session token
+    expect(await tokens.open(await tokens.issue(opened), { type: 'register', scope: 'watch' })).toEqual(opened);
+
+    for (const scope of ['session', 'callback'] as const) {
+      const refused = await serviceError(tokens.open(watch, { type: 'register', scope }));
+      expect(refused.status).toBe(401);
+      expect(refused.message).toMatch(/^This token can only watch the session/);
+    }
+    // a session token where only watching is asked for is fine; a callback token is not
+    expect(await tokens.open(await tokens.issue(claims), { type: 'register', scope: ['session', 'watch'] })).toEqual(claims);
+    const callback = await serviceError(
+      tokens.open(await tokens.issue({ ...claims, scope: 'callback' }), { type: 'register', scope: ['session', 'watch'] }),
+    );
+    expect([callback.status, callback.message]).toEqual([401, 'Invalid session token']);
+  });
+
   it('refuses a secret shorter than 32 bytes and claims it could not open again', async () => {
     expect(() => new SessionTokens(new Uint8Array(31))).toThrow(/at least 32 bytes/);
     const { tokens, claims } = setup();

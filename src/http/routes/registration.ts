@@ -85,7 +85,8 @@ export function registrationRoutes(registration: RegistrationService): Route[] {
         method,
         path: `${BASE}/export`,
         summary: "Export the agent's private key once the registration is completed",
-        description: 'Only for keys the service generated (linked, wallet-free, ed25519, ed25519-linked).',
+        description:
+          'Only for keys the service generated (linked, wallet-free, ed25519, ed25519-linked), and once: the first export that succeeds is the only one; any later one, with any token of the session, is 409. Needs the session token (a watch token from the scan link is 401).',
         tags: TAGS,
         cors: 'session',
         ...(method === 'post'
@@ -94,7 +95,8 @@ export function registrationRoutes(registration: RegistrationService): Route[] {
         responses: {
           200: { description: 'The key', schema: exportedKeySchema },
           ...tokenErrors,
-          409: { description: 'The registration is not completed yet' },
+          401: { description: 'The session token is invalid or altered, or a watch token (it can only watch the session)' },
+          409: { description: 'The registration is not completed yet, or the key was already exported (it is handed out once)' },
           500: chainFailure,
         },
         handler: exportKey,

@@ -11,7 +11,7 @@ const openedShape = {
   deepLink: z.string().describe('Link for the identity app: <scheme>://verify?scope=...'),
   qrData: z.string().describe('Same as deepLink, for a QR code'),
   qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
-  scanUrl: z.string().describe('URL of the QR code PNG'),
+  scanUrl: z.string().describe('URL of the QR code PNG, with a watch token: it shows the QR code and status, never exports'),
 };
 
 // ---- Deregistration
