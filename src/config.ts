@@ -59,6 +59,12 @@ export interface Config {
   /** An external agent service for POST /api/demo/chat; unset: the built-in agent answers. */
   chatAgentUrl?: string;
   aaProxy: AaProxyConfig;
+  /** Limits of the main HTTP server: a request's whole arrival, its headers', and open connections (0: no cap). */
+  http: { requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number };
+  /** GET /metrics: a bearer token it requires, and a listener of its own instead of the main port. */
+  metrics: { token?: string; port?: number; host: string };
+  /** How long a transaction the identity app reports may stay unknown to the chain; unset: per network (60 s local, 5 min external). */
+  reportedTxTimeoutMs?: number;
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -146,6 +152,13 @@ const envSchema = z.object({
   AA_TOKEN_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(30),
   AA_PROXY_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
   AA_PROXY_UPSTREAM_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000)).default(8_000),
+  REQUEST_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(30_000),
+  HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(10_000),
+  MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
+  METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')),
+  METRICS_PORT: optional(z.coerce.number().int().min(0).max(65_535)),
+  METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1'),
+  CALLBACK_TX_TIMEOUT_MS: optional(z.coerce.number().int().min(1_000).max(1_800_000)),
   ...aaUpstreamEnv('MAINNET'),
   ...aaUpstreamEnv('TESTNET'),
   ...networkEnv('MAINNET'),
@@ -204,6 +217,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const values = parsed.data as Record<string, unknown> & z.infer<typeof envSchema>;
+  // Node refuses a headers timeout longer than the request's; a metrics port equal to PORT could never listen
+  const conflicts = [
+    ...(values.HEADERS_TIMEOUT_MS > values.REQUEST_TIMEOUT_MS
+      ? [`HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS (${values.REQUEST_TIMEOUT_MS})`]
+      : []),
+    ...(values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === values.PORT
+      ? ['METRICS_PORT: must differ from PORT']
+      : []),
+  ];
+  if (conflicts.length > 0) throw new Error(`Invalid configuration:\n  ${conflicts.join('\n  ')}`);
   const displayHost = values.HOST === '0.0.0.0' || values.HOST === '::' ? 'localhost' : values.HOST;
   return {
     port: values.PORT,
@@ -223,6 +246,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),
     },
     aaProxy: aaProxyConfig(values),
+    http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
+    metrics: {
+      ...(values.METRICS_TOKEN ? { token: values.METRICS_TOKEN } : {}),
+      ...(values.METRICS_PORT !== undefined ? { port: values.METRICS_PORT } : {}),
+      host: values.METRICS_HOST,
+    },
+    ...(values.CALLBACK_TX_TIMEOUT_MS !== undefined ? { reportedTxTimeoutMs: values.CALLBACK_TX_TIMEOUT_MS } : {}),
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<NetworkName, NetworkConfig>,
   };
 }

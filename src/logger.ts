@@ -19,16 +19,19 @@ export function createLogger(level: string): Logger {
 
 /**
  * Sends what is written to the console through `logger`, as JSON lines with the other logs: the A2A SDK writes
- * its diagnostics (failed streams, unknown versions) with console.* and has no logger option.
+ * its diagnostics (failed streams, unknown versions) with console.* and has no logger option. An error that
+ * `isCallerError` recognizes (the caller's mistake, not ours) is logged at warn with its name and message, no stack.
  */
-export function routeConsoleTo(logger: Logger): void {
+export function routeConsoleTo(logger: Logger, options: { isCallerError?: (error: Error) => boolean } = {}): void {
   const child = logger.child({ source: 'console' });
   const forward =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]): void => {
       const err = args.find((arg): arg is Error => arg instanceof Error);
       const message = format(...args.filter((arg) => arg !== err));
-      if (err) child[level]({ err }, message);
+      if (err && options.isCallerError?.(err))
+        child[level === 'error' ? 'warn' : level]({ error: { type: err.name, message: err.message } }, message);
+      else if (err) child[level]({ err }, message);
       else child[level](message);
     };
   console.debug = forward('debug');

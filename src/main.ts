@@ -1,12 +1,13 @@
 // Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
 // the A2A agent side by side over the same services -> one HTTP server.
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
+import { isA2aCallerError } from './a2a/caller-errors.js';
 import { intentChatAgent } from './a2a/chat-agent.js';
 import { createLocalBundler } from './chain/aa/bundler.js';
 import type { AccountAbstractionAddresses } from './chain/aa/deploy-aa.js';
@@ -22,6 +23,8 @@ import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSe
 import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
+import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
+import { createLimitedServer } from './http/server-limits.js';
 import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -45,6 +48,8 @@ export interface RunningService {
   devChains: readonly DevChain[];
   /** The embedded chains' ERC-4337 contracts and the loopback bundler and paymaster URLs behind the proxy. */
   accountAbstraction: Partial<Record<NetworkName, AccountAbstractionAddresses & { bundlerUrl: string; paymasterUrl: string }>>;
+  /** GET /metrics on its own listener (METRICS_PORT); absent: served on the main port. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -207,7 +212,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
-    const server = createServer();
+    const server = createLimitedServer(config.http);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -223,6 +228,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       deepLinkScheme: config.deepLinkScheme,
       appName: config.appName,
       metrics,
+      ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
       demoAgents,
       demoVerifiers,
@@ -262,13 +268,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
       logger,
     });
-    const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a });
+    const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;
+    const metricsEndpoint = metricsPort === undefined ? metricsAccess : false;
+    const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, metricsEndpoint });
     server.on('request', app);
+    const metricsServer: MetricsServer | undefined =
+      metricsPort === undefined ? undefined : await startMetricsServer(metrics, { ...metricsAccess, port: metricsPort, host: metricsHost });
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await metricsServer?.close();
         // open sessions are no longer followed; push notifications under way get a moment to leave
         services.watcher.stopAll();
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
@@ -284,7 +295,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         { ...aa.addresses, bundlerUrl: aa.rpc.bundlerUrl, paymasterUrl: aa.rpc.paymasterUrl },
       ]),
     );
-    return { server, url, chains, devChains, accountAbstraction: aaSummary, stop };
+    return { server, url, chains, devChains, accountAbstraction: aaSummary, ...(metricsServer ? { metricsUrl: metricsServer.url } : {}), stop };
   } catch (error) {
     await stopChains();
     await store.close();
@@ -297,8 +308,9 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const service = await startService(config, logger);
   console.log(describe(service.url, service.chains, service.accountAbstraction));
+  if (service.metricsUrl) console.log(`  metrics on ${service.metricsUrl}`);
   // from here on, console output (the A2A SDK's) goes through the logger
-  routeConsoleTo(logger);
+  routeConsoleTo(logger, { isCallerError: isA2aCallerError });
 
   const shutdown = (reason: string, code: number) => {
     logger.info({ reason }, 'shutting down');

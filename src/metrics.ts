@@ -7,15 +7,15 @@ export class Metrics {
 
   readonly httpRequests = new Counter({
     name: 'http_requests_total',
-    help: 'HTTP requests by route, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
+    help: 'HTTP requests by route, method and status (and JSON-RPC method on the A2A endpoint)',
+    labelNames: ['route', 'method', 'status', 'rpc_method'] as const,
     registers: [this.registry],
   });
 
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'HTTP request latency by route, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
+    help: 'HTTP request latency by route, method and status (and JSON-RPC method on the A2A endpoint)',
+    labelNames: ['route', 'method', 'status', 'rpc_method'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });

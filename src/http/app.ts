@@ -3,22 +3,24 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
+import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
+import { routeTag } from './middleware/route-label.js';
 import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { expressPath, type Route } from './route.js';
 import { RoutePolicies } from './route-policies.js';
-import { type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
+import { A2A_RPC_METHODS, type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
 import { aaRoutes } from './routes/aa.js';
 import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
-import { metricsRoutes } from './routes/metrics.js';
+import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -36,6 +38,8 @@ export interface AppDeps {
   publicUrl?: string;
   /** The A2A agent's handlers (card, JSON-RPC); absent: those paths answer 404 like any unknown path. */
   a2a?: A2aHttpHandlers;
+  /** GET /metrics here: open (default), behind a bearer token, or `false` when a listener of its own serves it. */
+  metricsEndpoint?: MetricsAccess | false;
 }
 
 /** Tag descriptions of the OpenAPI document, in display order. */
@@ -63,7 +67,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...queryRoutes(deps.services.queries),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),
-    ...metricsRoutes(metrics),
+    ...(deps.metricsEndpoint === false ? [] : metricsRoutes(metrics, deps.metricsEndpoint)),
   ];
   let document: OpenApiDocument | undefined;
   const documentOf = (): OpenApiDocument =>
@@ -90,7 +94,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  app.use(httpMetrics(metrics));
+  app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
   app.use(requestLog(deps.logger));
   app.use(securityHeaders());
   app.use(cors(policies));
@@ -101,8 +105,9 @@ export function createApp(deps: AppDeps): Express {
   };
   const text = express.text({ type: () => true, limit: BODY_LIMIT });
   const mount = (route: Route): void => {
-    const before = [...(route.limit ? [limits[route.limit]] : []), ...(route.textBody ? [text] : [])];
-    app[route.method](expressPath(route.path), ...before, route.handler);
+    const path = expressPath(route.path);
+    const before = [routeTag(path), ...(route.limit ? [limits[route.limit]] : []), ...(route.textBody ? [text] : [])];
+    app[route.method](path, ...before, route.handler);
   };
   // Handlers that read their own body (A2A's JSON-RPC) or need its exact text (signed requests) come before the
   // JSON body parser; every other answer, an unknown path's included, is parsed as JSON first, so a malformed

@@ -2,10 +2,11 @@
 // REST app and the A2A agent side by side), with an in-memory store and (optionally) a controlled clock.
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
+import type { Logger } from 'pino';
 import { type A2aAgent, type A2aAgentOptions, createA2aAgent } from '../../src/a2a/agent.js';
 import { intentChatAgent } from '../../src/a2a/chat-agent.js';
 import type { ChainGateway } from '../../src/chain/gateway.js';
-import { createApp } from '../../src/http/app.js';
+import { type AppDeps, createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type ServiceOptions, type Services } from '../../src/services/index.js';
@@ -32,6 +33,10 @@ export interface TestAppOptions {
   pushPolicy?: A2aAgentOptions['pushPolicy'];
   /** Session watching (A2A tasks): status read interval and most sessions at once. */
   sessionWatch?: ServiceOptions['sessionWatch'];
+  /** Where the app and the A2A agent log; default: silent. */
+  logger?: Logger;
+  /** GET /metrics on the app: open (default), behind a token, or not served. */
+  metricsEndpoint?: AppDeps['metricsEndpoint'];
   /** How long a reported transaction may stay unknown to the chain before its session fails. */
   reportedTxTimeoutMs?: number;
   /** A2A push notifications: how hosts resolve, waits between attempts. */
@@ -44,7 +49,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
   const metrics = options.metrics ?? new Metrics();
   const publicUrl = options.publicUrl ?? 'http://127.0.0.1:3000';
   const version = options.version ?? '0.0.0-test';
-  const logger = createLogger('silent');
+  const logger = options.logger ?? createLogger('silent');
   const services = createServices({
     chains,
     store,
@@ -67,6 +72,15 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     logger,
     ...options.push,
   });
-  const app = createApp({ chains, services, logger, version, metrics, publicUrl, a2a });
+  const app = createApp({
+    chains,
+    services,
+    logger,
+    version,
+    metrics,
+    publicUrl,
+    a2a,
+    ...(options.metricsEndpoint !== undefined ? { metricsEndpoint: options.metricsEndpoint } : {}),
+  });
   return { app, services, a2a, store, sessionSecret, metrics };
 }

@@ -35,6 +35,33 @@ describe('loadConfig', () => {
     expect(config.networks.testnet).toMatchObject({ kind: 'external', contracts: { registry }, registryDeployBlock: 7n });
   });
 
+  it('limits the HTTP server and leaves /metrics open on the main port by default', () => {
+    const config = loadConfig({});
+    expect(config.http).toEqual({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, maxConnections: 1_000 });
+    expect(config.metrics).toEqual({ host: '127.0.0.1' });
+    expect(config.reportedTxTimeoutMs).toBeUndefined();
+    const set = loadConfig({
+      REQUEST_TIMEOUT_MS: '5000',
+      HEADERS_TIMEOUT_MS: '2000',
+      MAX_CONNECTIONS: '0',
+      METRICS_TOKEN: 'a-token-of-16-chars',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '10.0.0.5',
+      CALLBACK_TX_TIMEOUT_MS: '120000',
+    });
+    expect(set.http).toEqual({ requestTimeoutMs: 5_000, headersTimeoutMs: 2_000, maxConnections: 0 });
+    expect(set.metrics).toEqual({ token: 'a-token-of-16-chars', port: 9464, host: '10.0.0.5' });
+    expect(set.reportedTxTimeoutMs).toBe(120_000);
+  });
+
+  it('refuses a headers timeout above the request timeout, a metrics port equal to PORT, a short metrics token', () => {
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' })).toThrow(
+      /HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig({ PORT: '3000', METRICS_PORT: '3000' })).toThrow(/METRICS_PORT: must differ from PORT/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
+  });
+
   it('names every invalid variable in one error', () => {
     expect(() => loadConfig({ PORT: 'eighty', MAINNET_RPC_URL: 'not a url', TESTNET_RPC_URL: 'http://x', TESTNET_HUB_ADDRESS: '0x12' })).toThrow(
       /PORT[\s\S]*MAINNET_RPC_URL[\s\S]*TESTNET_HUB_ADDRESS/,

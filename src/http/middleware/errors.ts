@@ -2,6 +2,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ServiceError } from '../../core/errors.js';
+import { routeLabel } from './route-label.js';
 
 /** Errors raised by express's body parser carry the status they mean. */
 interface HttpParserError extends Error {
@@ -33,20 +34,24 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ error: `No endpoint ${req.method} ${req.originalUrl.split('?')[0]}` });
 };
 
-/** Failures become `{"error": ...}`; unexpected ones are logged with the request id and answered 500. */
+/**
+ * Failures become `{"error": ...}`. A refusal of the caller's request (4xx) is logged at warn with its
+ * status, route and message and no stack: the caller's mistake, not ours. A failure of ours (5xx) is logged at error
+ * with the error itself; an unexpected one is answered 500 without its details.
+ */
 export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
-  (error: unknown, _req, res, _next) => {
-    if (error instanceof ServiceError) {
-      if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
-      res.status(error.status).json({ error: error.message });
-      return;
-    }
+  (error: unknown, req, res, _next) => {
+    const serviceError = error instanceof ServiceError ? error : undefined;
     const parserError = error as HttpParserError;
-    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-      res.status(parserError.status).json({ error: parserMessage(parserError) });
-      return;
-    }
-    logger.error({ err: error, reqId: res.locals['requestId'] }, 'request failed');
-    res.status(500).json({ error: 'Internal server error' });
+    const answer = serviceError
+      ? { status: serviceError.status, message: serviceError.message }
+      : typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500
+        ? { status: parserError.status, message: parserMessage(parserError) }
+        : { status: 500, message: 'Internal server error' };
+    const line = { reqId: res.locals['requestId'], status: answer.status, method: req.method, route: routeLabel(res) };
+    if (answer.status >= 500) logger.error({ ...line, err: error }, 'request failed');
+    else logger.warn({ ...line, error: answer.message }, 'request refused');
+    if (serviceError?.retryAfterSeconds !== undefined) res.set('Retry-After', String(serviceError.retryAfterSeconds));
+    res.status(answer.status).json({ error: answer.message });
   };

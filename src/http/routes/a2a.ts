@@ -14,6 +14,31 @@ export interface A2aHttpHandlers {
 
 const TAGS = ['A2A'];
 
+/** The JSON-RPC methods the endpoint answers (A2A v1.0, then v0.3): the values of its requests' rpc_method label. */
+export const A2A_RPC_METHODS = [
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+] as const;
+
 export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
   return [
     ...[...AGENT_CARD_PATHS, A2A_PATH].map(

@@ -1,0 +1,27 @@
+// The main HTTP server with limits a slow or greedy client cannot hold it past: the whole request (headers and body)
+// must arrive within requestTimeoutMs and its headers within headersTimeoutMs (Node answers 408 and closes the
+// connection), an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, and connections beyond
+// maxConnections are closed as they arrive. Answers are not limited: an A2A stream lasts as long as its task.
+import { createServer, type Server } from 'node:http';
+
+export interface ServerLimits {
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** 0: no cap. */
+  maxConnections: number;
+}
+
+/** Node's default: shorter than any proxy's idle timeout that would reuse the connection. */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+export function createLimitedServer(limits: ServerLimits): Server {
+  const server = createServer({
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // how often Node looks for requests past their timeouts (default 30 s, which would stretch a 10 s limit to 40)
+    connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+  });
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  return server;
+}
