@@ -147,7 +147,9 @@ export class SessionFlow<T extends SessionType> {
 
   /**
    * Records the identity app's report: success -> proof-received with its txHash, error -> failed with its
-   * reason. Idempotent; a completed session stays completed. The caller then follows the chain.
+   * reason. Idempotent; a completed session stays completed. The caller then follows the chain. A success report
+   * while the session already waits on one keeps the time the wait began, so reporting again (the same hash or
+   * another) cannot stretch the wait for the chain past its deadline.
    */
   async recordCallback(callbackToken: string, report: CallbackReport): Promise<RecordOf<T>> {
     const claims = await this.deps.tokens.open(callbackToken, { type: this.type, scope: 'callback' });
@@ -157,8 +159,12 @@ export class SessionFlow<T extends SessionType> {
     const receivedAt = this.deps.clock();
     return this.deps.sessions.update(claims.sessionId, this.type, (record) => {
       if (record.stage === 'completed') return record;
+      const waitingSince =
+        record.stage === 'proof-received' && record.callback?.outcome === 'success' && report.status === 'success'
+          ? record.callback.receivedAt
+          : receivedAt;
       const callback = {
-        receivedAt,
+        receivedAt: waitingSince,
         outcome: report.status,
         ...(report.txHash ? { txHash: report.txHash } : {}),
         ...(report.error ? { error: report.error } : {}),

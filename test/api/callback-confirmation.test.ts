@@ -67,6 +67,22 @@ describe('callbacks are confirmed on chain', () => {
     },
   );
 
+  it('reporting again, the same hash or another, does not stretch the wait past the deadline of the first report', async () => {
+    const { app, clock } = clockedApp();
+    const session = await open(app, 'register');
+    const first = forgedHash();
+    await report(app, session, first);
+    clock.advance(DEADLINE_MS - 1_500);
+    expect((await report(app, session, first)).body).toEqual({ received: true, stage: 'proof-received' });
+    const second = forgedHash();
+    expect((await report(app, session, second)).body).toEqual({ received: true, stage: 'proof-received' });
+    clock.advance(2_000);
+    const failed = await status(app, 'register', session);
+    expect(failed.stage).toBe('failed');
+    expect(failed['error']).toMatch(NEVER_CONFIRMED);
+    expect(failed['error']).toContain(second);
+  });
+
   it('with the real clock, the session fails by itself after the deadline', async () => {
     const deadline = 1_000;
     const { app } = testApp(net.chains, { reportedTxTimeoutMs: deadline });
