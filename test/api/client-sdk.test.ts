@@ -83,7 +83,8 @@ describe('client SDK', () => {
   });
 
   it('the package subpath ./client loads in plain Node and signs the shared vector', () => {
-    execFileSync('npm', ['run', '--silent', 'build:client'], { cwd: ROOT, stdio: 'pipe' });
+    // the build npm install and npm start make (here a no-op: the test setup has just made it)
+    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, stdio: 'pipe' });
     const script = `
       import { signRequest, AGENT_HEADERS } from 'agent-identity-registry/client';
       import { privateKeyToAccount } from 'viem/accounts';

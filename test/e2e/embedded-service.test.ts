@@ -17,6 +17,7 @@ import { linkedRegistrationData } from '../../src/core/registration-data.js';
 import { prove } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/main.js';
+import { serviceCommand } from '../support/service-process.js';
 
 const dirs: string[] = [];
 const tempDir = (): string => {
@@ -135,11 +136,9 @@ describe('npm start as a process', () => {
     signal: (s: NodeJS.Signals) => void;
   }
 
-  /** `npm start` runs `tsx src/main.ts`; `direct` runs the service in one node process, to kill it hard. */
-  function start(dataDir: string, port: number, direct = false): Started {
-    const [command, args] = direct
-      ? [process.execPath, ['--import', 'tsx', 'src/main.ts']]
-      : [join(process.cwd(), 'node_modules/.bin/tsx'), ['src/main.ts']];
+  /** What `npm start` runs (`node dist/main.js`, one process: killing it hard leaves its chains behind). */
+  function start(dataDir: string, port: number): Started {
+    const [command, args] = serviceCommand;
     const child = spawn(command, args, {
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -202,7 +201,7 @@ describe('npm start as a process', () => {
     const dataDir = tempDir();
     const port = await freePort();
 
-    const first = start(dataDir, port, true);
+    const first = start(dataDir, port);
     await waitHealthy(port, first);
     const registries = registriesOf(first);
     const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);

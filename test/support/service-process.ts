@@ -1,10 +1,13 @@
-// The service as a user starts it (`tsx src/main.ts`, what `npm start` runs), on a free port with its own
-// DATA_DIR, for end-to-end tests.
+// The service as a user starts it (`node dist/main.js`, what `npm start` runs once its prestart check has built
+// dist/; the test setup runs that check), on a free port with its own DATA_DIR, for end-to-end tests.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const tsxBin = join(process.cwd(), 'node_modules/.bin/tsx');
+
+/** What `npm start` runs, without npm and its shell: one process, which a test can stop or kill hard. */
+export const serviceCommand: readonly [string, string[]] = [process.execPath, [join(process.cwd(), 'dist/main.js')]];
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -24,7 +27,7 @@ export interface ServiceProcess {
 export async function startServiceProcess(dataDir: string): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(tsxBin, ['src/main.ts'], {
+  const child = spawn(serviceCommand[0], serviceCommand[1], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
     stdio: 'ignore',
   });

@@ -1,0 +1,90 @@
+// npm run build (and `npm install`, through prepare): compiles src/ into dist/, the JavaScript that `npm start`
+// runs and the ./client export. With --if-stale (prestart, the test setup) it compiles only when something under
+// src/ or a tsconfig changed since the last build, so an up-to-date start pays a few milliseconds, not a compile.
+// Plain JavaScript on purpose: it runs before anything is compiled, and without tsx's start-up cost.
+// @ts-check
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+/** Written after a successful build, its mtime set to when that build started. */
+const STAMP = join(DIST, '.build-stamp');
+const CONFIGS = ['tsconfig.json', 'tsconfig.build.json'];
+
+/**
+ * The newest mtime under `dir`, folders included: a deleted or renamed file changes its folder's mtime.
+ * @param {string} dir
+ * @returns {number}
+ */
+function newestMtime(dir) {
+  let newest = statSync(dir).mtimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** @returns {string | undefined} why a build is needed, or undefined when dist/ is up to date */
+export function staleReason() {
+  if (!existsSync(STAMP) || !existsSync(join(DIST, 'main.js'))) return 'no build yet';
+  const built = statSync(STAMP).mtimeMs;
+  const inputs = Math.max(newestMtime(join(ROOT, 'src')), ...CONFIGS.map((name) => statSync(join(ROOT, name)).mtimeMs));
+  return inputs > built ? 'sources changed since the last build' : undefined;
+}
+
+/**
+ * Every file under `dir` (paths relative to it), skipping dot entries (the stamp, builds under way).
+ * @param {string} dir
+ * @returns {string[]}
+ */
+function filesUnder(dir, base = dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => !entry.name.startsWith('.'))
+    .flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name), base) : [relative(base, join(dir, entry.name))]));
+}
+
+/**
+ * Compiles src/ into dist/ with the project's own tsc; throws with tsc's output when it fails. tsc writes into a
+ * folder of its own, then each file is renamed into dist/: a service starting meanwhile never reads half a file.
+ */
+export function build() {
+  const startedAt = new Date();
+  const next = join(DIST, `.next-${process.pid}`);
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+  try {
+    const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', next], { cwd: ROOT, stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${result.signal ?? `exit code ${result.status}`})`);
+    const built = filesUnder(next);
+    for (const file of built) {
+      mkdirSync(dirname(join(DIST, file)), { recursive: true });
+      renameSync(join(next, file), join(DIST, file));
+    }
+    // output of sources since deleted or renamed
+    const current = new Set(built);
+    for (const file of filesUnder(DIST)) if (!current.has(file)) rmSync(join(DIST, file));
+  } finally {
+    rmSync(next, { recursive: true, force: true });
+  }
+  writeFileSync(STAMP, `${startedAt.toISOString()}\n`);
+  // a source saved while tsc ran is newer than this, so the next check builds again
+  utimesSync(STAMP, startedAt, startedAt);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const reason = process.argv.includes('--if-stale') ? staleReason() : 'requested';
+  if (reason) {
+    if (reason !== 'requested') console.error(`Building dist/ (${reason})…`);
+    try {
+      build();
+    } catch (error) {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    }
+  }
+}
