@@ -1,7 +1,7 @@
 // The chat demo's built-in agent: reads the question with the A2A intent parser and answers it as the A2A agent
 // does (lookup, verify, freshness, status, help), naming the signed caller. Sessions are opened through
 // /api/agent/register or A2A, not in the chat.
-import { ServiceError } from '../core/errors.js';
+import { serviceErrorOf } from '../core/errors.js';
 import type { ChatBackend } from '../services/demo/chat.js';
 import type { Services } from '../services/index.js';
 import { answerIntent } from './answers.js';
@@ -25,8 +25,9 @@ export function intentChatAgent(services: Services): ChatBackend {
       try {
         const [text, data] = await answerIntent(services, request);
         return { reply: `${who}${text}`, data };
-      } catch (error) {
-        if (!(error instanceof ServiceError)) throw error;
+      } catch (thrown) {
+        const error = serviceErrorOf(thrown);
+        if (!error) throw thrown;
         return { reply: `${who}${error.message}`, data: { error: error.message, status: error.status } };
       }
     },

@@ -6,7 +6,7 @@
 // session watcher reports.
 import { type Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
-import { ServiceError } from '../core/errors.js';
+import { serviceErrorOf } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../services/sessions.js';
 import { answerIntent } from './answers.js';
@@ -40,8 +40,10 @@ export class RegistryAgentExecutor implements AgentExecutor {
       if (request.opening) return await this.#sessionTask(ctx, bus, request.opening);
       const [text, data] = await answerIntent(this.services, request);
       this.#reply(ctx, bus, text, data);
-    } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
+    } catch (thrown) {
+      // a ServiceError, also from under viem's errors (a chain that does not answer), as the REST error middleware does
+      const error = serviceErrorOf(thrown);
+      if (!error) throw thrown;
       // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
       this.#reply(ctx, bus, error.message, { error: error.message, status: error.status, intent: request.intent });
     }

@@ -1,17 +1,23 @@
-// viem clients per network. Writes go only through local accounts (never a node-held key).
+// viem clients per network. Writes go only through local accounts (never a node-held key). Every request goes
+// through one wrapper: a chain that does not answer in time, refuses the connection or is being restarted fails
+// fast with the named error `<network> chain unreachable: <reason>` (reachability.ts), never a long hang.
 import {
   type Account,
   type Address,
   type Chain,
   createPublicClient,
   createWalletClient,
+  type EIP1193RequestFn,
   http,
   type PublicClient,
+  TimeoutError,
   type Transport,
   type WalletClient,
 } from 'viem';
 import { celo, celoSepolia } from 'viem/chains';
+import { chainUnreachable } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
+import { type ChainRunState, FailFast, transportFailure } from './reachability.js';
 
 const CHAINS: Record<NetworkName, Chain> = { mainnet: celo, testnet: celoSepolia };
 
@@ -21,8 +27,15 @@ export interface ClientOptions {
   multicall?: Address;
   /** Called for every HTTP request sent to the RPC (one per round trip, batched or not). */
   onRequest?: () => void;
-  /** Per-request timeout; a chain that does not answer in time counts as down. */
+  /**
+   * The most one call may take, its retry included; a chain that does not answer in time counts as down. Default
+   * 1.5 s, so that a request served while an RPC is down answers its named 500 within 2 s.
+   */
   timeoutMs?: number;
+  /** How long calls fail at once after one found the chain unreachable (default 1 s; 0: every call tries). */
+  failFastMs?: number;
+  /** The chain's supervisor, when the service runs the chain itself: calls fail at once while it is down. */
+  runState?: ChainRunState;
   /** How often to poll for receipts and logs; local chains mine instantly, so poll fast there. */
   pollingIntervalMs?: number;
 }
@@ -40,22 +53,65 @@ export function chainFor(network: NetworkName, options: ClientOptions): Chain {
   };
 }
 
-function transport(options: ClientOptions): Transport {
+const DEFAULT_TIMEOUT_MS = 1_500;
+const DEFAULT_FAIL_FAST_MS = 1_000;
+
+function httpTransport(options: ClientOptions, timeoutMs: number): Transport {
   // JSON-RPC batching: calls made in the same tick share one HTTP request.
   const { onRequest } = options;
   return http(options.rpcUrl, {
     batch: { wait: 0 },
-    timeout: options.timeoutMs ?? 10_000,
+    timeout: timeoutMs,
+    // one quick retry (a keep-alive connection the node closed); the deadline below bounds it
     retryCount: 1,
     // viem treats a value returned from onFetchRequest as a replacement request: return nothing.
     ...(onRequest ? { onFetchRequest: (): void => void onRequest() } : {}),
   });
 }
 
+/** Rejects with `onTimeout()` when `promise` has not settled within `ms`; the promise itself runs on. */
+function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  promise.catch(() => undefined); // settled after the deadline: nobody is listening any more
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** The HTTP transport behind the fail-fast rules: one place maps "the chain does not answer" to the named error. */
+function transport(network: NetworkName, options: ClientOptions): Transport {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const inner = httpTransport(options, timeoutMs);
+  const failFast = new FailFast(options.failFastMs ?? DEFAULT_FAIL_FAST_MS);
+  return (params) => {
+    const built = inner(params);
+    const request = (async (args, requestOptions) => {
+      const down = options.runState?.downReason() ?? failFast.heldReason();
+      if (down) throw chainUnreachable(network, down);
+      try {
+        const result = await withDeadline(
+          built.request(args, requestOptions),
+          timeoutMs,
+          () => new TimeoutError({ body: args, url: options.rpcUrl }),
+        );
+        failFast.answered();
+        return result;
+      } catch (error) {
+        const reason = options.runState?.downReason() ?? transportFailure(error, timeoutMs);
+        if (reason === undefined) throw error;
+        failFast.failed(reason);
+        throw Object.assign(chainUnreachable(network, reason), { cause: error });
+      }
+    }) as EIP1193RequestFn;
+    return { ...built, request };
+  };
+}
+
 export function createChainClient(network: NetworkName, options: ClientOptions): ChainClient {
   return createPublicClient({
     chain: chainFor(network, options),
-    transport: transport(options),
+    transport: transport(network, options),
     pollingInterval: options.pollingIntervalMs ?? 1_000,
   }) as ChainClient;
 }
@@ -64,7 +120,7 @@ export function createChainWallet(network: NetworkName, account: Account, option
   return createWalletClient({
     account,
     chain: chainFor(network, options),
-    transport: transport(options),
+    transport: transport(network, options),
     pollingInterval: options.pollingIntervalMs ?? 1_000,
   });
 }

@@ -70,8 +70,12 @@ export class RegistryGateway {
           { ...this.registry, functionName: 'getAgentMetadata', args },
         ],
       });
-    // ownerOf reverts for an unminted or burned token: that is the one expected failure.
-    if (owner.status === 'failure') return null;
+    // ownerOf reverts for an unminted or burned token: that is the one expected failure. Any other (the chain did
+    // not answer: multicall reports it per call) must not read as "no such agent".
+    if (owner.status === 'failure') {
+      if (reverted(owner.error)) return null;
+      throw owner.error;
+    }
     const value = <T>(result: { status: 'success'; result: T } | { status: 'failure'; error: Error }): T => {
       if (result.status === 'failure') throw result.error;
       return result.result;

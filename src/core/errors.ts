@@ -17,3 +17,27 @@ export class ServiceError extends Error {
 
 export const badRequest = (message: string): ServiceError => new ServiceError(400, message);
 export const notFound = (message: string): ServiceError => new ServiceError(404, message);
+
+/**
+ * The ServiceError an error is or carries as its cause. Chain code throws its named failures (a chain that does not
+ * answer) from under viem, which wraps them in its own errors (a contract call's, a multicall's): the adapters
+ * answer with the ServiceError wherever it sits in the chain of causes.
+ */
+export function serviceErrorOf(error: unknown): ServiceError | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 16; current = current.cause, depth++) {
+    if (current instanceof ServiceError) return current;
+  }
+  return undefined;
+}
+
+/** A network's chain that does not answer (refused, timed out, being restarted): 500, naming the network and why. */
+export class ChainUnreachableError extends ServiceError {
+  constructor(
+    readonly network: string,
+    readonly reason: string,
+  ) {
+    super(500, `${network} chain unreachable: ${reason}`);
+  }
+}
+
+export const chainUnreachable = (network: string, reason: string): ChainUnreachableError => new ChainUnreachableError(network, reason);

@@ -1,7 +1,7 @@
 // The one place where failures become HTTP answers: always {"error": "..."}, never a stack trace.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError } from '../../core/errors.js';
+import { serviceErrorOf } from '../../core/errors.js';
 import { routeLabel } from './route-label.js';
 
 /** Errors raised by express's body parser carry the status they mean. */
@@ -35,14 +35,15 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 };
 
 /**
- * Failures become `{"error": ...}`. A refusal of the caller's request (4xx) is logged at warn with its
+ * Failures become `{"error": ...}`. A ServiceError counts wherever it sits among the causes: a chain that does not
+ * answer is raised under viem's own errors. A refusal of the caller's request (4xx) is logged at warn with its
  * status, route and message and no stack: the caller's mistake, not ours. A failure of ours (5xx) is logged at error
  * with the error itself; an unexpected one is answered 500 without its details.
  */
 export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
   (error: unknown, req, res, _next) => {
-    const serviceError = error instanceof ServiceError ? error : undefined;
+    const serviceError = serviceErrorOf(error);
     const parserError = error as HttpParserError;
     const answer = serviceError
       ? { status: serviceError.status, message: serviceError.message }
