@@ -1,27 +1,38 @@
 // Starts and stops the local anvil chains of the embedded default. The platform binary is spawned
-// directly (not through npx) so that stopping it really stops it.
+// directly (not through npx) so that stopping it really stops it. A chain with a state folder starts from the state
+// file found there; anvil never writes it: the chain's supervisor does, atomically (supervisor.ts, chain-state.ts).
 import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { dumpState } from './chain-state.js';
 
 const require = createRequire(import.meta.url);
 
+export interface ChainExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 export interface DevChain {
-  chainId: number;
-  rpcUrl: string;
-  pid: number;
-  /** Resolves when anvil has exited (after writing its state file, if it has one). */
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  readonly pid: number;
+  /** Resolves when anvil exits, asked to or not. */
+  readonly exited: Promise<ChainExit>;
+  /** Resolves when anvil has exited. */
   stop(): Promise<void>;
 }
 
 export interface DevChainOptions {
   chainId: number;
-  /** Folder for the state file and pid file; without it the chain lives in memory only. */
+  /**
+   * Folder of the state file (loaded if present, written by the chain's owner, not by anvil) and of the pid file;
+   * without it the chain lives in memory only.
+   */
   stateDir?: string;
-  /** Seconds between periodic state dumps, so a hard kill loses at most this much. */
-  stateIntervalSeconds?: number;
+  /** Default 0: a free port. A restart passes the port of the chain it replaces. */
   port?: number;
   startTimeoutMs?: number;
 }
@@ -55,10 +66,11 @@ function isRunning(pid: number): boolean {
 }
 
 /**
- * A previous run that was killed hard may have left its anvil behind, holding the state file. SIGINT makes
- * it write its latest state before exiting; SIGKILL only if it does not.
+ * A previous run that was killed hard may have left its anvil behind, with blocks its state file may not have yet
+ * (sent by another process after the service died): its state is written first (its URL is in `rpc-url`), then it
+ * is stopped, SIGINT first and SIGKILL if it does not exit.
  */
-async function stopLeftover(pidFile: string): Promise<void> {
+async function stopLeftover(stateDir: string, pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8'));
   rmSync(pidFile, { force: true });
@@ -70,6 +82,11 @@ async function stopLeftover(pidFile: string): Promise<void> {
     return; // not running any more (or no procfs): nothing to stop
   }
   if (!cmdline.includes('anvil')) return; // the pid was reused by an unrelated process
+  const rpcUrlFile = join(stateDir, 'rpc-url');
+  if (existsSync(rpcUrlFile)) {
+    // a leftover that does not answer keeps the state file as it is
+    await dumpState(readFileSync(rpcUrlFile, 'utf8').trim(), join(stateDir, 'state.json')).catch(() => undefined);
+  }
   process.kill(pid, 'SIGINT');
   for (let waited = 0; waited < 5_000 && isRunning(pid); waited += 50) {
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -78,10 +95,10 @@ async function stopLeftover(pidFile: string): Promise<void> {
 }
 
 /**
- * anvil writes its state file itself, with the mode a new file gets from the umask (0644 under the usual 022);
- * it inherits the umask of the moment it is spawned, so 077 is set for the spawn alone: the state file is the
- * owner's only (0600), like everything under DATA_DIR. Worker threads cannot change the umask: there the chain
- * starts with the process's own.
+ * Whatever anvil writes gets the mode a new file gets from the umask (0644 under the usual 022); it inherits the
+ * umask of the moment it is spawned, so 077 is set for the spawn alone: anything it writes is the owner's only
+ * (0600), like everything under DATA_DIR. Worker threads cannot change the umask: there the chain starts with the
+ * process's own.
  */
 function spawnPrivately(command: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
   let previous: number | undefined;
@@ -97,9 +114,9 @@ function spawnPrivately(command: string, args: string[]): ChildProcessByStdio<nu
   }
 }
 
-function waitForExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
+function waitForExit(child: ChildProcess): Promise<ChainExit> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
 export async function startDevChain(options: DevChainOptions): Promise<DevChain> {
@@ -108,9 +125,9 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
     pidFile = join(options.stateDir, 'anvil.pid');
-    await stopLeftover(pidFile);
-    args.push('--state', join(options.stateDir, 'state.json'), '--preserve-historical-states');
-    args.push('--state-interval', String(options.stateIntervalSeconds ?? 5));
+    await stopLeftover(options.stateDir, pidFile);
+    const stateFile = join(options.stateDir, 'state.json');
+    if (existsSync(stateFile)) args.push('--load-state', stateFile);
   }
 
   const child = spawnPrivately(anvilBinaryPath(), args);
@@ -153,7 +170,7 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      // SIGINT lets anvil write its state file; SIGKILL only if it does not finish in time.
+      // SIGINT lets anvil shut down in order; SIGKILL only if it does not finish in time.
       child.kill('SIGINT');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
@@ -163,5 +180,5 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
     return stopping;
   };
 
-  return { chainId: options.chainId, rpcUrl, pid, stop };
+  return { chainId: options.chainId, rpcUrl, pid, exited, stop };
 }

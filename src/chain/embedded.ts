@@ -1,6 +1,7 @@
-// The embedded default for one network: an anvil with the network's chain id, its state under DATA_DIR,
-// our contracts deployed on first start and reused after a restart.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// The embedded default for one network: an anvil with the network's chain id, supervised (restarted if it dies, its
+// state written to DATA_DIR after every block: supervisor.ts), our contracts deployed on first start and reused
+// after a restart.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Address, type Hex, type PrivateKeyAccount, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -9,7 +10,7 @@ import { type AccountAbstractionAddresses, deployAccountAbstraction } from './aa
 import { agentRegistryAbi } from './artifacts/index.js';
 import { type ChainClient, type ChainWallet, type ClientOptions, createChainClient, createChainWallet } from './clients.js';
 import { contractsFingerprint, type Deployment, deployContracts } from './deploy.js';
-import { type DevChain, startDevChain } from './devchain.js';
+import { ChainSupervisor, type SupervisorOptions } from './supervisor.js';
 
 /** Keys of the local chains' own accounts (never agent keys). */
 export interface DevAccounts {
@@ -29,7 +30,8 @@ const DEV_ACCOUNT_NAMES = ['operator', 'attester', 'identityApp', 'paymasterSign
 
 export interface EmbeddedNetwork {
   network: NetworkName;
-  chain: DevChain;
+  /** The running anvil and its supervisor (same RPC URL across restarts). */
+  chain: ChainSupervisor;
   deployment: Deployment;
   /** True when the contracts were deployed by this start rather than reused. */
   deployedNow: boolean;
@@ -89,6 +91,8 @@ export async function fund(client: ChainClient, address: Hex, amount = FUNDING):
 export interface EmbeddedOptions {
   /** The registry's cap on agents per human (0 = unlimited), applied to reused deployments too. */
   maxAgentsPerHuman?: number;
+  /** What the chain's supervisor reports (exits, restarts) and whom it tells when it cannot restart the chain. */
+  supervision?: Pick<SupervisorOptions, 'onEvent' | 'onFatal' | 'restartDelaysMs'>;
 }
 
 async function applyMaxAgentsPerHuman(client: ChainClient, wallet: ChainWallet, registry: Address, max: bigint): Promise<void> {
@@ -106,11 +110,7 @@ export async function startEmbeddedNetwork(
 ): Promise<EmbeddedNetwork> {
   const chainId = chainIdOf(network);
   const stateDir = join(dataDir, 'chains', network);
-  const started = await startDevChain({ chainId, stateDir });
-  // Tools such as the identity-app CLI find the running chain here, while it runs.
-  const rpcUrlFile = join(stateDir, 'rpc-url');
-  writePrivateFile(rpcUrlFile, `${started.rpcUrl}\n`);
-  const chain: DevChain = { ...started, stop: () => started.stop().finally(() => rmSync(rpcUrlFile, { force: true })) };
+  const chain = await ChainSupervisor.start({ network, chainId, stateDir, ...options.supervision });
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     await Promise.all([accounts.operator, accounts.identityApp, accounts.bundler].map(({ address }) => fund(probe, address)));
@@ -121,6 +121,8 @@ export async function startEmbeddedNetwork(
     const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     if (deployedNow) {
       deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
+      // the file names contracts the state file must hold, else the next start finds addresses without code
+      await chain.makeDurable();
       writePrivateFile(deploymentPath, serialize(deployment));
     }
     const ready = deployment as Deployment;
@@ -130,12 +132,14 @@ export async function startEmbeddedNetwork(
     // Outside the registry's fingerprint: these land at addresses derived from their code, so a change of theirs
     // deploys anew without redeploying the registry (and its agents) with it.
     const aa = await deployAccountAbstraction({ client: probe, wallet, paymasterSigner: accounts.paymasterSigner.address });
+    await chain.makeDurable();
     return {
       network,
       chain,
       deployment: ready,
       deployedNow,
-      clientOptions: { rpcUrl: chain.rpcUrl, multicall: ready.contracts.multicall, ...LOCAL_CLIENT },
+      // every client of this chain fails at once, with the named error, while the supervisor restarts it
+      clientOptions: { rpcUrl: chain.rpcUrl, multicall: ready.contracts.multicall, runState: chain, ...LOCAL_CLIENT },
       aa,
     };
   } catch (error) {

@@ -23,10 +23,20 @@ export interface NetworkGateway {
   registryDeployBlock: bigint;
   /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
   embedded: boolean;
-  /** A follower of the registry's logs from its deploy block (not started). */
+  /**
+   * A follower of the registry's logs from its deploy block (not started). After a restart of the local chain that
+   * lost blocks it had delivered, it starts over (its onRewind listeners drop what they built).
+   */
   followRegistry(options: FollowerOptions): RegistryEventFollower;
+  /**
+   * Resolves once everything the chain holds now survives a hard kill of the service: at once for an external chain,
+   * after the local chain's state is written for an embedded one. Call it before reporting what a block holds.
+   */
+  makeDurable(): Promise<void>;
   /** Unix time of a block. */
   blockTimestamp(blockNumber: bigint): Promise<number>;
+  /** True while the service's own chain for this network is being restarted. */
+  restarting(): boolean;
 }
 
 export interface NetworkHealth {
@@ -36,7 +46,17 @@ export interface NetworkHealth {
   blockNumber: number | null;
   registry: Address;
   rpc: 'embedded' | 'external';
+  /** An embedded chain that stopped and is being restarted from its saved state. */
+  restarting?: boolean;
   error?: string;
+}
+
+/** What the gateway needs of the supervisor of an embedded chain (supervisor.ts). */
+export interface LocalChainControl {
+  downReason(): string | undefined;
+  makeDurable(): Promise<void>;
+  /** Calls the listener with the chain's head after each restart from the state file. */
+  onRestart(listener: (head: bigint) => void): () => void;
 }
 
 export interface NetworkSetup {
@@ -44,10 +64,23 @@ export interface NetworkSetup {
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
   embedded: boolean;
+  /** The supervisor of the chain, when the service runs it. */
+  localChain?: LocalChainControl;
 }
 
+/** The log follower polls in the background: it may wait longer for a large eth_getLogs range than a request may. */
+const FOLLOWER_TIMEOUT_MS = 10_000;
+
 export function createNetworkGateway(network: NetworkName, setup: NetworkSetup): NetworkGateway {
-  const client = createChainClient(network, { ...setup.clientOptions, multicall: setup.contracts.multicall });
+  const { localChain } = setup;
+  const clientOptions = { ...setup.clientOptions, multicall: setup.contracts.multicall, ...(localChain ? { runState: localChain } : {}) };
+  const client = createChainClient(network, clientOptions);
+  // Its own client: a slow log range must not make the request path fail fast, and it needs no fail-fast of its own.
+  const followerClient = createChainClient(network, {
+    ...clientOptions,
+    timeoutMs: Math.max(clientOptions.timeoutMs ?? 0, FOLLOWER_TIMEOUT_MS),
+    failFastMs: 0,
+  });
   return {
     network,
     chainId: chainIdOf(network),
@@ -61,8 +94,15 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     contracts: setup.contracts,
     registryDeployBlock: setup.registryDeployBlock,
     embedded: setup.embedded,
-    followRegistry: (options) => new RegistryEventFollower(client, setup.contracts.registry, setup.registryDeployBlock, options),
+    followRegistry: (options) => {
+      const chainDown = localChain ? { chainDown: () => localChain.downReason() !== undefined } : {};
+      const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, { ...options, ...chainDown });
+      localChain?.onRestart((head) => void follower.rewind(head));
+      return follower;
+    },
+    makeDurable: () => localChain?.makeDurable() ?? Promise.resolve(),
     blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
+    restarting: () => localChain?.downReason() !== undefined,
   };
 }
 
@@ -109,7 +149,9 @@ export class ChainGateway {
           return { ...base, up: true, blockNumber: Number(blockNumber) };
         } catch (error) {
           const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-          return { ...base, up: false, blockNumber: null, error: message ?? 'unreachable' };
+          // asked after the calls: the chain may have stopped while they were under way
+          const restarting = gateway.restarting() ? { restarting: true } : {};
+          return { ...base, ...restarting, up: false, blockNumber: null, error: message ?? 'unreachable' };
         }
       }),
     );

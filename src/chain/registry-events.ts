@@ -25,6 +25,8 @@ export interface FollowerOptions {
   staleAfterMs?: number;
   onError?: (error: unknown) => void;
   clock?: () => number;
+  /** True while the chain is known to be down (a local chain being restarted): not live, whatever the last poll. */
+  chainDown?: () => boolean;
 }
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
@@ -32,8 +34,10 @@ const DEFAULT_MAX_LOG_RANGE = 50_000n;
 export class RegistryEventFollower {
   readonly #client: ChainClient;
   readonly #registry: Address;
-  readonly #options: Required<Omit<FollowerOptions, 'onError'>> & Pick<FollowerOptions, 'onError'>;
+  readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown'>> & Pick<FollowerOptions, 'onError' | 'chainDown'>;
   readonly #subscribers = new Set<LogSubscriber>();
+  readonly #rewindListeners = new Set<() => void>();
+  readonly #fromBlock: bigint;
   /** Last block whose logs every subscriber has seen. */
   #processed: bigint;
   #running = false;
@@ -43,12 +47,15 @@ export class RegistryEventFollower {
   /** Polls run one after another (a timer poll and a syncNow never overlap). */
   #queue: Promise<void> = Promise.resolve();
   #lastSuccessAt = Number.NEGATIVE_INFINITY;
+  /** The last poll failed (the chain did not answer): until one succeeds, changes may go unheard. */
+  #failing = false;
   #caughtUp = false;
   #readyWaiters: (() => void)[] = [];
 
   constructor(client: ChainClient, registry: Address, fromBlock: bigint, options: FollowerOptions) {
     this.#client = client;
     this.#registry = registry;
+    this.#fromBlock = fromBlock;
     this.#processed = fromBlock > 0n ? fromBlock - 1n : -1n;
     this.#options = {
       intervalMs: options.intervalMs,
@@ -56,6 +63,7 @@ export class RegistryEventFollower {
       staleAfterMs: options.staleAfterMs ?? Math.max(10 * options.intervalMs, 5_000),
       clock: options.clock ?? Date.now,
       ...(options.onError ? { onError: options.onError } : {}),
+      ...(options.chainDown ? { chainDown: options.chainDown } : {}),
     };
   }
 
@@ -72,14 +80,47 @@ export class RegistryEventFollower {
     return this.#running;
   }
 
-  /** Running, caught up once with the chain, and polled successfully within staleAfterMs. */
+  /** Running, caught up once with the chain, its last poll successful and within staleAfterMs, the chain not known down. */
   isLive(): boolean {
-    return this.#running && this.#caughtUp && this.#options.clock() - this.#lastSuccessAt <= this.#options.staleAfterMs;
+    if (!this.#running || !this.#caughtUp || this.#failing || this.#options.chainDown?.()) return false;
+    return this.#options.clock() - this.#lastSuccessAt <= this.#options.staleAfterMs;
   }
 
   subscribe(subscriber: LogSubscriber): () => void {
     this.#subscribers.add(subscriber);
     return () => this.#subscribers.delete(subscriber);
+  }
+
+  /**
+   * Calls `listener` when the follower starts over from the deploy block because the chain went back (rewind()):
+   * whoever keeps state built from the logs drops it, and receives every log again.
+   */
+  onRewind(listener: () => void): () => void {
+    this.#rewindListeners.add(listener);
+    return () => this.#rewindListeners.delete(listener);
+  }
+
+  /**
+   * The chain now ends at `head`: a local chain restarted from its saved state may have lost blocks this follower
+   * already delivered, and mines different ones at the same heights. If so, start over from the deploy block
+   * (between polls) and tell the rewind listeners; until caught up again the follower is not live, so caches
+   * bypass themselves.
+   */
+  rewind(head: bigint): Promise<void> {
+    const step = this.#queue.then(() => {
+      if (this.#processed <= head) return;
+      this.#processed = this.#fromBlock > 0n ? this.#fromBlock - 1n : -1n;
+      this.#caughtUp = false;
+      for (const listener of this.#rewindListeners) {
+        try {
+          listener();
+        } catch (error) {
+          this.#options.onError?.(error);
+        }
+      }
+    });
+    this.#queue = step;
+    return step;
   }
 
   /** Starts polling; resolves once the follower has caught up with the chain for the first time. */
@@ -124,7 +165,13 @@ export class RegistryEventFollower {
   }
 
   #pollOnce(): Promise<void> {
-    const poll = this.#queue.then(() => this.#poll());
+    const poll = this.#queue.then(() =>
+      this.#poll().catch((error: unknown) => {
+        // caches bypass themselves at once rather than answer from what may have changed unheard
+        this.#failing = true;
+        throw error;
+      }),
+    );
     this.#queue = poll.catch(() => undefined);
     return poll;
   }
@@ -151,6 +198,7 @@ export class RegistryEventFollower {
       if (!this.#running && this.#processed < latest) return;
     }
     this.#lastSuccessAt = this.#options.clock();
+    this.#failing = false;
     if (!this.#caughtUp) {
       this.#caughtUp = true;
       for (const resolve of this.#readyWaiters.splice(0)) resolve();

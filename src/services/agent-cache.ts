@@ -24,6 +24,7 @@ import type { Hex } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
+import { serviceErrorOf } from '../core/errors.js';
 import type { Metrics } from '../metrics.js';
 
 interface CacheHooks<K, V> {
@@ -198,8 +199,16 @@ export class AgentCache {
     const agentId = await this.#agentIds.get(key, async () => {
       const { follower } = this.#options;
       const blockNumber = follower.isLive() ? follower.processedBlock : undefined;
-      const agentId = await this.#options.agentIdOf(key, blockNumber);
-      return { blockNumber: blockNumber ?? -1n, value: agentId };
+      if (blockNumber === undefined) return { blockNumber: -1n, value: await this.#options.agentIdOf(key) };
+      try {
+        return { blockNumber, value: await this.#options.agentIdOf(key, blockNumber) };
+      } catch (error) {
+        // A node may no longer hold that block's state (a local chain restarted from its state file keeps only
+        // its latest): read at the latest block instead, answered but not stored. A chain that does not answer
+        // fails again here, with its named error.
+        if (serviceErrorOf(error)) throw error;
+        return { blockNumber: -1n, value: await this.#options.agentIdOf(key) };
+      }
     });
     // "No agent" at the follower's block may be a block behind a registration the caller has just seen
     // complete: a refusal is confirmed at the latest block (one round trip, on the failure path only).
@@ -261,6 +270,15 @@ export class AgentCache {
         this.#nullifierLists.delete(effect.nullifier);
       }
     }
+  }
+
+  /** Drops everything (the chain went back to an earlier state, whose blocks may differ from those seen). */
+  clear(): void {
+    this.#agents.clear();
+    this.#nullifierLists.clear();
+    this.#agentIds.clear();
+    this.#blockTimes.clear();
+    this.#blockTimesLoading.clear();
   }
 
   /** Entries held, for tests and diagnostics. */

@@ -211,6 +211,11 @@ export class AgentQueryService {
     });
     const index = new HumanAgentIndex();
     follower.subscribe((logs) => index.apply(logs));
+    // a restarted local chain that lost blocks the follower had seen: rebuild both from the logs again
+    follower.onRewind(() => {
+      cache.clear();
+      index.clear();
+    });
     return { gateway, follower, cache, index };
   }
 

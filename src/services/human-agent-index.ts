@@ -34,6 +34,11 @@ class AddressIndex {
     if (set?.size === 0) this.#byAddress.delete(address);
   }
 
+  clear(): void {
+    this.#byAgent.clear();
+    this.#byAddress.clear();
+  }
+
   agentsOf(address: Address): ReadonlySet<bigint> {
     return this.#byAddress.get(address) ?? new Set();
   }
@@ -56,6 +61,12 @@ export class HumanAgentIndex {
       }
       if (effect.guardian !== undefined) this.#guardians.set(effect.agentId, effect.guardian);
     }
+  }
+
+  /** Forgets every agent (the follower starts over from the deploy block and delivers every log again). */
+  clear(): void {
+    this.#owners.clear();
+    this.#guardians.clear();
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */

@@ -180,6 +180,9 @@ export class SessionFlow<T extends SessionType> {
    * a txHash in `fields`, the reported one is kept only if the chain confirms it as this session's proof.
    */
   async complete(record: RecordOf<T>, fields: Partial<RecordOf<T>> = {}): Promise<RecordOf<T>> {
+    // Nobody hears "completed" before the block that did it would survive a hard kill of the service (a local
+    // chain's state file holds it), so a restart never takes back what a session reported.
+    await this.deps.chains.get(record.network).makeDurable();
     const reported = record.callback?.txHash;
     const confirmed = fields.txHash === undefined && reported ? (await this.#check(record, reported)).verdict === 'confirmed' : false;
     const completedAt = this.deps.clock();

@@ -74,6 +74,8 @@ function fakeGateway(network: NetworkName, view: AgentView): NetworkGateway {
     embedded: true,
     followRegistry: (options) => new RegistryEventFollower(client, REGISTRY, 1n, options),
     blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
+    makeDurable: () => Promise.resolve(),
+    restarting: () => false,
   };
 }
 

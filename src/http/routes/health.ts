@@ -16,6 +16,7 @@ export const healthSchema = z
           blockNumber: z.number().int().nullable().describe('Latest block; null when the chain does not answer'),
           registry: z.string().describe('Address of the agent registry on this network'),
           rpc: z.enum(['embedded', 'external']).describe('embedded: a local chain the service runs itself'),
+          restarting: z.boolean().optional().describe('true while an embedded chain that stopped is restarted from its saved state'),
           error: z.string().optional().describe('Why the network is down'),
         })
         .meta({ id: 'NetworkHealth' }),

@@ -1,0 +1,85 @@
+// The registry log follower when its chain misbehaves: a poll that fails makes it not live at once (caches stop
+// answering from what may have changed unheard), a chain known down likewise, and a chain that went back to an
+// earlier state (a local chain restarted from its state file) makes it start over from the deploy block.
+import { describe, expect, it } from 'vitest';
+import type { ChainClient } from '../../src/chain/clients.js';
+import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
+
+const REGISTRY = '0x0000000000000000000000000000000000000001';
+
+/** A chain of `head` blocks with one registry log in each block from 3 on; `fail` makes every call throw. */
+function fakeChain() {
+  const chain = {
+    head: 10n,
+    fail: false,
+    client: {
+      getBlockNumber: async () => {
+        if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
+        return chain.head;
+      },
+      getLogs: async ({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) => {
+        if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
+        const logs: Partial<RegistryLog>[] = [];
+        for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) logs.push({ blockNumber: block, logIndex: 0 });
+        return logs;
+      },
+    } as unknown as ChainClient,
+  };
+  return chain;
+}
+
+describe('RegistryEventFollower', () => {
+  it('is not live from a failed poll until one succeeds', async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000 });
+    await follower.start();
+    expect(follower.isLive()).toBe(true);
+    chain.fail = true;
+    await expect(follower.syncNow()).rejects.toThrow(/unreachable/);
+    expect(follower.isLive()).toBe(false);
+    chain.fail = false;
+    await follower.syncNow();
+    expect(follower.isLive()).toBe(true);
+    await follower.stop();
+  });
+
+  it('is not live while its chain is known down', async () => {
+    const chain = fakeChain();
+    let down = false;
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, chainDown: () => down });
+    await follower.start();
+    down = true;
+    expect(follower.isLive()).toBe(false);
+    down = false;
+    expect(follower.isLive()).toBe(true);
+    await follower.stop();
+  });
+
+  it('starts over from the deploy block when the chain went back behind what it delivered', async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000 });
+    const delivered: bigint[] = [];
+    let rewinds = 0;
+    follower.subscribe((logs) => delivered.push(...logs.map((log) => log.blockNumber)));
+    follower.onRewind(() => {
+      rewinds++;
+      delivered.length = 0;
+    });
+    await follower.start();
+    expect(delivered).toEqual([3n, 4n, 5n, 6n, 7n, 8n, 9n, 10n]);
+
+    await follower.rewind(12n); // a restart that lost nothing it had seen
+    expect(rewinds).toBe(0);
+    expect(follower.processedBlock).toBe(10n);
+
+    chain.head = 8n; // blocks 9 and 10 were lost
+    await follower.rewind(8n);
+    expect(rewinds).toBe(1);
+    expect(follower.processedBlock).toBe(0n);
+    expect(follower.isLive()).toBe(false);
+    await follower.syncNow();
+    expect(delivered).toEqual([3n, 4n, 5n, 6n, 7n, 8n]);
+    expect(follower.isLive()).toBe(true);
+    await follower.stop();
+  });
+});
