@@ -18,8 +18,9 @@ import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import { createChainClient, createChainWallet } from './chain/clients.js';
 import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
 import type { DevChain } from './chain/devchain.js';
-import { type DevAccounts, type EmbeddedNetwork, loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
+import { type DevAccounts, type EmbeddedNetwork, type EmbeddedOptions, loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
+import { describeSupervisorEvent } from './chain/supervisor.js';
 import { type Config, loadConfig } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
@@ -31,6 +32,8 @@ import { Metrics } from './metrics.js';
 import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
 import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
 import { createServices } from './services/index.js';
+import { SessionReconciliation } from './services/session-reconciliation.js';
+import { SessionRepository } from './sessions/session-repository.js';
 import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
 import { secureDataDir } from './store/data-dir.js';
 import type { KeyValueStore } from './store/key-value-store.js';
@@ -51,6 +54,11 @@ export interface RunningService {
   /** GET /metrics on its own listener (METRICS_PORT); absent: served on the main port. */
   metricsUrl?: string;
   stop(): Promise<void>;
+}
+
+export interface ServiceHooks {
+  /** An embedded chain stopped and every restart failed (default: logged); main exits non-zero. */
+  onChainLost?: (error: Error) => void;
 }
 
 interface Networks {
@@ -97,7 +105,14 @@ async function startLocalAccountAbstraction(
   return { addresses: started.aa, rpc };
 }
 
-async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain[], metrics: Metrics, store: KeyValueStore): Promise<Networks> {
+async function setUpNetworks(
+  config: Config,
+  logger: Logger,
+  devChains: DevChain[],
+  metrics: Metrics,
+  store: KeyValueStore,
+  onChainLost: (error: Error) => void,
+): Promise<Networks> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
   if (devAccounts?.created) {
@@ -112,8 +127,16 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
         const { rpcUrl, contracts, registryDeployBlock } = networkConfig;
         return [network, { clientOptions: { rpcUrl }, contracts, registryDeployBlock, embedded: false }];
       }
+      const supervision: EmbeddedOptions['supervision'] = {
+        onEvent: (event) => {
+          const { level, fields, message } = describeSupervisorEvent(event);
+          logger[level]({ network, ...fields }, message);
+        },
+        onFatal: onChainLost,
+      };
       const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts, {
         maxAgentsPerHuman: config.maxAgentsPerHuman,
+        supervision,
       });
       devChains.push(started.chain);
       accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts, store);
@@ -122,7 +145,7 @@ async function setUpNetworks(config: Config, logger: Logger, devChains: DevChain
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
       );
       const { contracts, registryDeployBlock } = started.deployment;
-      return [network, { clientOptions: started.clientOptions, contracts, registryDeployBlock, embedded: true }];
+      return [network, { clientOptions: started.clientOptions, contracts, registryDeployBlock, embedded: true, localChain: started.chain }];
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -185,7 +208,7 @@ function describe(url: string, chains: ChainGateway, accountAbstraction: Running
   return lines.join('\n');
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export async function startService(config: Config, logger: Logger, hooks: ServiceHooks = {}): Promise<RunningService> {
   const devChains: DevChain[] = [];
   // the owner's alone (0700, files 0600), tightened with a warning if a copy or an older version left it looser
   secureDataDir(config.dataDir, (message) => logger.warn(message));
@@ -208,9 +231,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       devChains,
       metrics,
       store,
+      hooks.onChainLost ?? ((err) => logger.fatal({ err }, 'a local chain stopped and could not be restarted')),
     );
     localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
+    // No session may claim what a local chain does not hold (a state lost or restored): checked before serving.
+    const reconciled = await new SessionReconciliation({ chains, sessions: new SessionRepository(store), clock: Date.now }).run();
+    if (reconciled.length > 0) logger.warn({ sessions: reconciled }, 'sessions claimed what the chain does not hold: reopened or failed');
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createLimitedServer(config.http);
     await new Promise<void>((resolve, reject) => {
@@ -306,7 +333,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
+  let running: RunningService | undefined;
+  const service = await startService(config, logger, {
+    // exit non-zero, so that whatever supervises the service starts it afresh
+    onChainLost: (err) => {
+      logger.fatal({ err }, 'a local chain stopped and could not be restarted');
+      if (running) shutdown('local chain lost', 1);
+      else process.exit(1);
+    },
+  });
+  running = service;
   console.log(describe(service.url, service.chains, service.accountAbstraction));
   if (service.metricsUrl) console.log(`  metrics on ${service.metricsUrl}`);
   // from here on, console output (the A2A SDK's) goes through the logger

@@ -8,7 +8,8 @@ export { newSessionId } from './session-record.js';
 /** Records outlive their tokens by a day, so support can still see how a session ended. */
 const RETENTION_AFTER_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
-const keyOf = (id: string): string => `session:${id}`;
+const KEY_PREFIX = 'session:';
+const keyOf = (id: string): string => `${KEY_PREFIX}${id}`;
 const exportKeyOf = (id: string): string => `session-export:${id}`;
 
 function ofKind<T extends SessionType>(record: SessionRecord, type: T): RecordOf<T> {
@@ -57,6 +58,11 @@ export class SessionRepository {
   async claimExport(record: SessionRecord): Promise<boolean> {
     const now = this.#clock();
     return this.#store.setIfAbsent(exportKeyOf(record.id), { exportedAt: now }, Math.max(1, record.expiresAt - now) + RETENTION_AFTER_EXPIRY_MS);
+  }
+
+  /** The ids of every session still kept (open, or ended less than a day ago). */
+  async ids(): Promise<string[]> {
+    return (await this.#store.keys(KEY_PREFIX)).map((key) => key.slice(KEY_PREFIX.length));
   }
 
   /** Atomic; keeps the record's expiry. A valid token always has a record, so a missing one is a bug. */

@@ -21,6 +21,8 @@ export interface KeyValueStore {
   setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean>;
   /** Fixed-window counter: increments key's count, creating it with expiry now+windowMs if absent/expired. */
   increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
+  /** The live keys that start with `prefix`, in key order (a start-up check walks the session records with it). */
+  keys(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

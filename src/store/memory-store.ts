@@ -67,6 +67,11 @@ export class MemoryStore implements KeyValueStore {
     return counter;
   }
 
+  async keys(prefix: string): Promise<string[]> {
+    const now = this.#clock();
+    return [...this.#entries.keys()].filter((key) => key.startsWith(prefix) && this.#live(key, now)).sort();
+  }
+
   async close(): Promise<void> {
     this.#entries.clear();
   }

@@ -27,6 +27,7 @@ export class SqliteStore implements KeyValueStore {
   readonly #remove: Database.Statement<[string]>;
   readonly #purge: Database.Statement<[number]>;
   readonly #claim: Database.Statement<[string, string, number | null, number]>;
+  readonly #keysInRange: Database.Statement<[string, string, number], { key: string }>;
   /** Read-modify-write of one key; run with .immediate() so the write lock is taken before the read. */
   readonly #readModifyWrite: Database.Transaction<(key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined>;
 
@@ -66,6 +67,8 @@ export class SqliteStore implements KeyValueStore {
         'ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at ' +
         'WHERE kv.expires_at IS NOT NULL AND kv.expires_at <= ?',
     );
+    // a range of the primary key: the keys from the prefix up to (not including) the prefix's successor
+    this.#keysInRange = this.#db.prepare('SELECT key FROM kv WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY key');
     this.#readModifyWrite = this.#db.transaction((key, step) => {
       const now = this.#clock();
       const next = step(this.#select.get(key, now), now);
@@ -114,6 +117,12 @@ export class SqliteStore implements KeyValueStore {
       return { value: encodeValue(counter), expires_at: counter.resetAt };
     });
     return decodeValue<WindowCounter>(row!.value);
+  }
+
+  async keys(prefix: string): Promise<string[]> {
+    if (prefix === '') return this.#keysInRange.all('', '\u{10FFFF}', this.#clock()).map((row) => row.key);
+    const successor = prefix.slice(0, -1) + String.fromCodePoint((prefix.codePointAt(prefix.length - 1) as number) + 1);
+    return this.#keysInRange.all(prefix, successor, this.#clock()).map((row) => row.key);
   }
 
   async close(): Promise<void> {

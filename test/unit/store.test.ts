@@ -37,6 +37,18 @@ describe.each(adapters)('%s', (_name, open) => {
     expect(await store.get('missing')).toBeUndefined();
   });
 
+  it('lists the live keys under a prefix, in key order', async () => {
+    await store.set('session:b', 1);
+    await store.set('session:a', 1);
+    await store.set('session-export:a', 1);
+    await store.set('sessions', 1);
+    await store.set('session:gone', 1, 1_000);
+    expect(await store.keys('session:')).toEqual(['session:a', 'session:b', 'session:gone']);
+    now += 1_000;
+    expect(await store.keys('session:')).toEqual(['session:a', 'session:b']);
+    expect(await store.keys('nothing:')).toEqual([]);
+  });
+
   it('hands out copies, not the stored value itself', async () => {
     const value = { n: 1 };
     await store.set('k', value);
