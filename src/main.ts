@@ -236,7 +236,12 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
     // No session may claim what a local chain does not hold (a state lost or restored): checked before serving.
-    const reconciled = await new SessionReconciliation({ chains, sessions: new SessionRepository(store), clock: Date.now }).run();
+    const reconciled = await new SessionReconciliation({
+      chains,
+      sessions: new SessionRepository(store),
+      clock: Date.now,
+      onError: (session, err) => logger.warn({ session, err }, 'could not check a session against the chain'),
+    }).run();
     if (reconciled.length > 0) logger.warn({ sessions: reconciled }, 'sessions claimed what the chain does not hold: reopened or failed');
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createLimitedServer(config.http);

@@ -87,7 +87,10 @@ function transport(network: NetworkName, options: ClientOptions): Transport {
   return (params) => {
     const built = inner(params);
     const request = (async (args, requestOptions) => {
-      const down = options.runState?.downReason() ?? failFast.heldReason();
+      const { runState } = options;
+      // A supervised chain's own state wins: once restarted, nothing held from before its restart applies.
+      const epoch = runState?.restarts() ?? 0;
+      const down = runState?.downReason() ?? failFast.heldReason(epoch);
       if (down) throw chainUnreachable(network, down);
       try {
         const result = await withDeadline(
@@ -98,9 +101,10 @@ function transport(network: NetworkName, options: ClientOptions): Transport {
         failFast.answered();
         return result;
       } catch (error) {
-        const reason = options.runState?.downReason() ?? transportFailure(error, timeoutMs);
+        const supervised = runState?.downReason();
+        const reason = supervised ?? transportFailure(error, timeoutMs);
         if (reason === undefined) throw error;
-        failFast.failed(reason);
+        if (supervised === undefined) failFast.failed(reason, epoch);
         throw Object.assign(chainUnreachable(network, reason), { cause: error });
       }
     }) as EIP1193RequestFn;

@@ -6,6 +6,7 @@ import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
 import { DemoVerifierGateway } from './demo-verifier-gateway.js';
+import type { ChainRunState } from './reachability.js';
 import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
 
@@ -52,8 +53,7 @@ export interface NetworkHealth {
 }
 
 /** What the gateway needs of the supervisor of an embedded chain (supervisor.ts). */
-export interface LocalChainControl {
-  downReason(): string | undefined;
+export interface LocalChainControl extends ChainRunState {
   makeDurable(): Promise<void>;
   /** Calls the listener with the chain's head after each restart from the state file. */
   onRestart(listener: (head: bigint) => void): () => void;

@@ -6,6 +6,8 @@ import { BaseError, HttpRequestError, SocketClosedError, TimeoutError } from 'vi
 /** What the chain's own supervisor knows (an embedded anvil being restarted): why it cannot answer now, if so. */
 export interface ChainRunState {
   downReason(): string | undefined;
+  /** How many times the chain was restarted: a failure seen before a restart says nothing about the chain after it. */
+  restarts(): number;
 }
 
 const SYSTEM_ERRORS: Record<string, string> = {
@@ -58,20 +60,22 @@ export function transportFailure(error: unknown, timeoutMs?: number): string | u
 export class FailFast {
   #reason: string | undefined;
   #until = 0;
+  #epoch = 0;
 
   constructor(
     private readonly holdMs: number,
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** Why calls fail now without trying, or undefined. */
-  heldReason(): string | undefined {
-    return this.#reason !== undefined && this.clock() < this.#until ? this.#reason : undefined;
+  /** Why calls fail now without trying, or undefined; `epoch`: the chain's restarts (a failure before one is void). */
+  heldReason(epoch = 0): string | undefined {
+    return this.#reason !== undefined && epoch === this.#epoch && this.clock() < this.#until ? this.#reason : undefined;
   }
 
-  failed(reason: string): void {
+  failed(reason: string, epoch = 0): void {
     if (this.holdMs <= 0) return;
     this.#reason = reason;
+    this.#epoch = epoch;
     this.#until = this.clock() + this.holdMs;
   }
 

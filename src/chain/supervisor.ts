@@ -55,6 +55,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
   #durableBlock = -1n;
   #dumping: Promise<void> | undefined;
   #watch: NodeJS.Timeout | undefined;
+  #restarts = 0;
 
   private constructor(chain: DevChain, options: SupervisorOptions) {
     this.#chain = chain;
@@ -105,6 +106,10 @@ export class ChainSupervisor implements DevChain, ChainRunState {
 
   downReason(): string | undefined {
     return this.#down;
+  }
+
+  restarts(): number {
+    return this.#restarts;
   }
 
   /** Calls `listener` with the chain's head after each restart (blocks after the last dump are gone). */
@@ -193,6 +198,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
         this.#chain = chain;
         // what the chain holds now is what the file holds; blocks mined from here on are new
         this.#durableBlock = head;
+        this.#restarts++;
         this.#down = undefined;
         this.#follow(chain);
         this.#options.onEvent?.({ kind: 'restarted', attempt, pid: chain.pid, downMs: Date.now() - downSince, head });

@@ -26,6 +26,8 @@ export interface ReconciliationDeps {
   chains: ChainGateway;
   sessions: SessionRepository;
   clock: Clock;
+  /** A session that could not be checked (a malformed record, a failed read): left as it is, the start goes on. */
+  onError?: (sessionId: string, error: unknown) => void;
 }
 
 /** Sessions checked at once (their reads share JSON-RPC batches). */
@@ -87,7 +89,14 @@ export class SessionReconciliation {
     const changed: ReconciledSession[] = [];
     for (let start = 0; start < ids.length; start += CONCURRENCY) {
       const batch = ids.slice(start, start + CONCURRENCY);
-      const results = await Promise.all(batch.map((id) => this.#check(id, embedded)));
+      const results = await Promise.all(
+        batch.map((id) =>
+          this.#check(id, embedded).catch((error: unknown) => {
+            this.deps.onError?.(id, error);
+            return undefined;
+          }),
+        ),
+      );
       for (const result of results) if (result) changed.push(result);
     }
     return changed;

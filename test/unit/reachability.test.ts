@@ -63,7 +63,10 @@ describe('chain clients that cannot reach their RPC', () => {
   });
 
   it("a chain its supervisor reports down fails at once with the supervisor's reason", async () => {
-    const client = createChainClient('testnet', { rpcUrl: silentUrl, runState: { downReason: () => 'the local chain is being restarted' } });
+    const client = createChainClient('testnet', {
+      rpcUrl: silentUrl,
+      runState: { downReason: () => 'the local chain is being restarted', restarts: () => 0 },
+    });
     const down = await failure(client.getChainId());
     expect(down.error?.message).toBe('testnet chain unreachable: the local chain is being restarted');
     expect(down.ms).toBeLessThan(100);
@@ -83,6 +86,13 @@ describe('FailFast', () => {
     failFast.failed('connection refused');
     failFast.answered();
     expect(failFast.heldReason()).toBeUndefined();
+  });
+
+  it('forgets a failure from before the chain was restarted', () => {
+    const failFast = new FailFast(1_000);
+    failFast.failed('connection refused', 0);
+    expect(failFast.heldReason(0)).toBe('connection refused');
+    expect(failFast.heldReason(1)).toBeUndefined();
   });
 
   it('holds nothing with a zero hold', () => {
