@@ -35,6 +35,7 @@ import { createServices } from './services/index.js';
 import { SessionReconciliation } from './services/session-reconciliation.js';
 import { SessionRepository } from './sessions/session-repository.js';
 import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
+import { StartupTimer, type StartupTimings } from './startup-timer.js';
 import { secureDataDir } from './store/data-dir.js';
 import type { KeyValueStore } from './store/key-value-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
@@ -53,12 +54,16 @@ export interface RunningService {
   accountAbstraction: Partial<Record<NetworkName, AccountAbstractionAddresses & { bundlerUrl: string; paymasterUrl: string }>>;
   /** GET /metrics on its own listener (METRICS_PORT); absent: served on the main port. */
   metricsUrl?: string;
+  /** How long each phase of this start took. */
+  startup: StartupTimings;
   stop(): Promise<void>;
 }
 
 export interface ServiceHooks {
   /** An embedded chain stopped and every restart failed (default: logged); main exits non-zero. */
   onChainLost?: (error: Error) => void;
+  /** Times the phases of the start (main's counts from the start of the process); default: from this call. */
+  startupTimer?: StartupTimer;
 }
 
 interface Networks {
@@ -112,6 +117,7 @@ async function setUpNetworks(
   metrics: Metrics,
   store: KeyValueStore,
   onChainLost: (error: Error) => void,
+  timer: StartupTimer,
 ): Promise<Networks> {
   const embedded = NETWORK_NAMES.filter((n) => config.networks[n].kind === 'embedded');
   const devAccounts = embedded.length > 0 ? loadDevAccounts(config.dataDir) : undefined;
@@ -139,6 +145,7 @@ async function setUpNetworks(
         supervision,
       });
       devChains.push(started.chain);
+      timer.chain(network, { ...started.timings, deployed: started.deployedNow });
       accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts, store);
       logger.info(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
@@ -163,6 +170,7 @@ async function setUpNetworks(
     NetworkName,
     NetworkGateway
   >;
+  timer.end('chains');
   const demoAgents: Partial<Record<NetworkName, LocalAccount>> = {};
   for (const [network, key] of Object.entries(config.demoAgentKeys) as [NetworkName, `0x${string}`][]) demoAgents[network] = privateKeyToAccount(key);
   // only the test network's local hub accepts the mock identity app's documents
@@ -178,6 +186,7 @@ async function setUpNetworks(
     demoAgents.testnet = account;
     if (registeredNow) logger.info({ network: 'testnet', agent: account.address }, 'registered the demo agent on the local test chain');
   }
+  timer.end('demoAgent');
   // the relayer of the demo verifier: the local chains' operator, or the configured key
   const demoVerifiers: Partial<Record<NetworkName, DemoVerifierGateway>> = {};
   const demoVerifiersEd25519: Partial<Record<NetworkName, DemoVerifierGateway>> = {};
@@ -209,6 +218,7 @@ function describe(url: string, chains: ChainGateway, accountAbstraction: Running
 }
 
 export async function startService(config: Config, logger: Logger, hooks: ServiceHooks = {}): Promise<RunningService> {
+  const timer = hooks.startupTimer ?? new StartupTimer();
   const devChains: DevChain[] = [];
   // the owner's alone (0700, files 0600), tightened with a warning if a copy or an older version left it looser
   secureDataDir(config.dataDir, (message) => logger.warn(message));
@@ -225,6 +235,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       dataDir: config.dataDir,
       log: (message) => logger.info(message),
     });
+    timer.end('dataDir');
     const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(
       config,
       logger,
@@ -232,6 +243,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       metrics,
       store,
       hooks.onChainLost ?? ((err) => logger.fatal({ err }, 'a local chain stopped and could not be restarted')),
+      timer,
     );
     localAccountAbstraction = Object.values(accountAbstraction);
     const chains = new ChainGateway(gateways);
@@ -243,6 +255,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       onError: (session, err) => logger.warn({ session, err }, 'could not check a session against the chain'),
     }).run();
     if (reconciled.length > 0) logger.warn({ sessions: reconciled }, 'sessions claimed what the chain does not hold: reopened or failed');
+    timer.end('sessions');
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
     const server = createLimitedServer(config.http);
     await new Promise<void>((resolve, reject) => {
@@ -252,6 +265,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+    timer.end('listen');
     const services = createServices({
       chains,
       store,
@@ -306,6 +320,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     server.on('request', app);
     const metricsServer: MetricsServer | undefined =
       metricsPort === undefined ? undefined : await startMetricsServer(metrics, { ...metricsAccess, port: metricsPort, host: metricsHost });
+    timer.end('app');
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
@@ -327,7 +342,16 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         { ...aa.addresses, bundlerUrl: aa.rpc.bundlerUrl, paymasterUrl: aa.rpc.paymasterUrl },
       ]),
     );
-    return { server, url, chains, devChains, accountAbstraction: aaSummary, ...(metricsServer ? { metricsUrl: metricsServer.url } : {}), stop };
+    return {
+      server,
+      url,
+      chains,
+      devChains,
+      accountAbstraction: aaSummary,
+      ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
+      startup: timer.summary(),
+      stop,
+    };
   } catch (error) {
     await stopChains();
     await store.close();
@@ -336,8 +360,12 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
 }
 
 async function main(): Promise<void> {
+  // from the start of the process: Node's own start and the imports are the first phase
+  const timer = new StartupTimer(0);
+  timer.end('imports');
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  timer.end('config');
   let running: RunningService | undefined;
   const service = await startService(config, logger, {
     // exit non-zero, so that whatever supervises the service starts it afresh
@@ -346,10 +374,12 @@ async function main(): Promise<void> {
       if (running) shutdown('local chain lost', 1);
       else process.exit(1);
     },
+    startupTimer: timer,
   });
   running = service;
   console.log(describe(service.url, service.chains, service.accountAbstraction));
   if (service.metricsUrl) console.log(`  metrics on ${service.metricsUrl}`);
+  logger.info({ startup: service.startup }, `started in ${Math.round(service.startup.totalMs)} ms`);
   // from here on, console output (the A2A SDK's) goes through the logger
   routeConsoleTo(logger, { isCallerError: isA2aCallerError });
 

@@ -38,6 +38,8 @@ export interface EmbeddedNetwork {
   clientOptions: ClientOptions;
   /** The ERC-4337 stack: EntryPoint v0.7, the passkey account factory, the sponsor paymaster. */
   aa: AccountAbstractionAddresses;
+  /** ms from spawning anvil until its RPC answered, then until our contracts were deployed or found in place. */
+  timings: { rpcMs: number; contractsMs: number };
 }
 
 const FUNDING = parseEther('1000000');
@@ -110,7 +112,9 @@ export async function startEmbeddedNetwork(
 ): Promise<EmbeddedNetwork> {
   const chainId = chainIdOf(network);
   const stateDir = join(dataDir, 'chains', network);
+  const spawnedAt = performance.now();
   const chain = await ChainSupervisor.start({ network, chainId, stateDir, ...options.supervision });
+  const answeredAt = performance.now();
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
     await Promise.all([accounts.operator, accounts.identityApp, accounts.bundler].map(({ address }) => fund(probe, address)));
@@ -141,6 +145,7 @@ export async function startEmbeddedNetwork(
       // every client of this chain fails at once, with the named error, while the supervisor restarts it
       clientOptions: { rpcUrl: chain.rpcUrl, multicall: ready.contracts.multicall, runState: chain, ...LOCAL_CLIENT },
       aa,
+      timings: { rpcMs: answeredAt - spawnedAt, contractsMs: performance.now() - answeredAt },
     };
   } catch (error) {
     await chain.stop();
