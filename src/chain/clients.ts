@@ -14,9 +14,9 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { celo, celoSepolia } from 'viem/chains';
 import { chainUnreachable } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
+import { celo, celoSepolia } from './celo-chains.js';
 import { type ChainRunState, FailFast, transportFailure } from './reachability.js';
 
 const CHAINS: Record<NetworkName, Chain> = { mainnet: celo, testnet: celoSepolia };
