@@ -3,7 +3,7 @@
 // src/ or a tsconfig changed since the last build, so an up-to-date start pays a few milliseconds, not a compile.
 // Plain JavaScript on purpose: it runs before anything is compiled, and without tsx's start-up cost.
 // @ts-check
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -13,7 +13,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
 /** Written after a successful build, its mtime set to when that build started. */
 const STAMP = join(DIST, '.build-stamp');
-const CONFIGS = ['tsconfig.json', 'tsconfig.build.json'];
+/** The service's JavaScript, and the client SDK's declarations (only the SDK is a library: the service needs none). */
+const CONFIGS = ['tsconfig.build.json', 'tsconfig.client.json'];
 
 /**
  * The newest mtime under `dir`, folders included: a deleted or renamed file changes its folder's mtime.
@@ -33,7 +34,7 @@ function newestMtime(dir) {
 export function staleReason() {
   if (!existsSync(STAMP) || !existsSync(join(DIST, 'main.js'))) return 'no build yet';
   const built = statSync(STAMP).mtimeMs;
-  const inputs = Math.max(newestMtime(join(ROOT, 'src')), ...CONFIGS.map((name) => statSync(join(ROOT, name)).mtimeMs));
+  const inputs = Math.max(newestMtime(join(ROOT, 'src')), ...['tsconfig.json', ...CONFIGS].map((name) => statSync(join(ROOT, name)).mtimeMs));
   return inputs > built ? 'sources changed since the last build' : undefined;
 }
 
@@ -50,16 +51,31 @@ function filesUnder(dir, base = dir) {
 }
 
 /**
- * Compiles src/ into dist/ with the project's own tsc; throws with tsc's output when it fails. tsc writes into a
- * folder of its own, then each file is renamed into dist/: a service starting meanwhile never reads half a file.
+ * Runs the project's own tsc on one config, writing into `outDir`.
+ * @param {string} config
+ * @param {string} outDir
+ * @returns {Promise<void>}
  */
-export function build() {
+function tsc(config, outDir) {
+  const bin = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+  const child = spawn(process.execPath, [bin, '-p', join(ROOT, config), '--outDir', outDir], { cwd: ROOT, stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`tsc -p ${config} failed (${signal ?? `exit code ${code}`})`))));
+  });
+}
+
+/**
+ * Compiles src/ into dist/ (both configs side by side); rejects when tsc reports an error. tsc writes into a folder
+ * of its own, then each file is renamed into dist/: a service starting meanwhile never reads half a file.
+ */
+export async function build() {
   const startedAt = new Date();
   const next = join(DIST, `.next-${process.pid}`);
-  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
   try {
-    const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', next], { cwd: ROOT, stdio: 'inherit' });
-    if (result.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${result.signal ?? `exit code ${result.status}`})`);
+    const results = await Promise.allSettled(CONFIGS.map((config) => tsc(config, next)));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
     const built = filesUnder(next);
     for (const file of built) {
       mkdirSync(dirname(join(DIST, file)), { recursive: true });
@@ -81,7 +97,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (reason) {
     if (reason !== 'requested') console.error(`Building dist/ (${reason})…`);
     try {
-      build();
+      await build();
     } catch (error) {
       console.error(error instanceof Error ? error.message : error);
       process.exit(1);
