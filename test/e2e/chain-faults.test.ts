@@ -2,7 +2,7 @@
 // its saved state), one that cannot be restarted, the whole process group killed right after a registration
 // completed, a configured RPC that stops answering and comes back. Real service processes, real anvil chains.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 import { fund } from '../../src/chain/embedded.js';
 import { approve } from '../../src/identity-app/app.js';
 import { mockDocumentFor } from '../../src/identity-app/document.js';
-import { freePort } from '../support/service-process.js';
+import { freePort, serviceCommand } from '../support/service-process.js';
 
 const TESTNET = 11142220;
 const MAINNET = 42220;
@@ -58,12 +58,12 @@ afterEach(async () => {
 });
 
 /**
- * The service in one node process (no tsx wrapper, so its pid is the service's) leading its own process group,
+ * The service as `npm start` runs it (one node process, so its pid is the service's) leading its own process group,
  * which its anvils join: killing the group kills service and chains at once, as a crash of the host would.
  */
 async function startService(dataDir: string, env: Record<string, string> = {}): Promise<ServiceRun> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(serviceCommand[0], serviceCommand[1], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -121,6 +121,19 @@ function anvilPid(dataDir: string, network: string): number | undefined {
     return Number(readFileSync(chainFile(dataDir, network, 'anvil.pid'), 'utf8'));
   } catch {
     return undefined;
+  }
+}
+/**
+ * Until the service has written the chain's state file for what it holds (the file unchanged over three rounds of
+ * its 250 ms watch): a dump still under way when the service turns healthy would replace a file the test writes.
+ */
+async function waitStateWritten(dataDir: string, network: string): Promise<void> {
+  const file = chainFile(dataDir, network, 'state.json');
+  let written = statSync(file).mtimeMs;
+  for (let unchangedSince = Date.now(); Date.now() - unchangedSince < 750; ) {
+    await sleep(50);
+    const mtime = statSync(file).mtimeMs;
+    if (mtime !== written) [written, unchangedSince] = [mtime, Date.now()];
   }
 }
 const rpcUrlOf = (dataDir: string, network: string): string => readFileSync(chainFile(dataDir, network, 'rpc-url'), 'utf8').trim();
@@ -255,6 +268,7 @@ describe('an embedded chain killed under a running service', () => {
     const dataDir = tempDir();
     const run = await startService(dataDir);
     await waitHealthy(run);
+    await waitStateWritten(dataDir, 'testnet');
     // a state file that no longer loads: every restart attempt fails the same way
     writeFileSync(chainFile(dataDir, 'testnet', 'state.json'), 'not a chain state');
     process.kill(anvilPid(dataDir, 'testnet') as number, 'SIGKILL');
