@@ -8,10 +8,10 @@
 // Environment: RUNS (default 5), VIA (npm: `npm start`, the default; node: `node dist/main.js`).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StartupTimings } from '../src/startup-timer.js';
+import { freePort } from '../test/support/service-process.js';
 
 const RUNS = Number(process.env['RUNS'] ?? 5);
 const VIA = process.env['VIA'] === 'node' ? 'node' : 'npm';
@@ -19,14 +19,6 @@ const NETWORKS = ['mainnet', 'testnet'] as const;
 const ROOT = join(import.meta.dirname, '..');
 
 const now = (): number => performance.timeOrigin + performance.now();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function blockNumber(rpcUrl: string): Promise<number> {
   const res = await fetch(rpcUrl, {

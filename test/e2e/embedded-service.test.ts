@@ -2,7 +2,6 @@
 // first start and reused after a restart, and no chain process left behind when the service stops.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Address } from 'viem';
@@ -17,7 +16,7 @@ import { linkedRegistrationData } from '../../src/core/registration-data.js';
 import { prove } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/main.js';
-import { serviceCommand } from '../support/service-process.js';
+import { freePort, serviceCommand } from '../support/service-process.js';
 
 const dirs: string[] = [];
 const tempDir = (): string => {
@@ -38,14 +37,6 @@ function isAlive(pid: number): boolean {
   }
   const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : '';
   return !/^\d+ \(.*\) Z/.test(stat);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Registers a linked agent on the testnet chain of a service that keeps its dev accounts in `dataDir`. */
