@@ -78,10 +78,33 @@ export function decodeEd25519Point(pubkey: Ed25519PublicKey): { x: bigint; y: bi
   return { x, y };
 }
 
-/** A key is usable when it decodes to a curve point (reference-service-facts 4.6). */
+/** Affine doubling on -x^2 + y^2 = 1 + d x^2 y^2 (complete: no exceptional points on the curve). */
+function edwardsDouble(x: bigint, y: bigint): [bigint, bigint] {
+  const xx = mod(x * x);
+  const yy = mod(y * y);
+  return [mod(2n * x * y * inv(yy - xx)), mod((yy + xx) * inv(2n + xx - yy))];
+}
+
+/** Whether [8]P is the identity: P is one of the 8 points of the torsion subgroup. */
+function hasSmallOrder(point: { x: bigint; y: bigint }): boolean {
+  let [x, y] = [point.x, point.y];
+  for (let i = 0; i < 3; i++) [x, y] = edwardsDouble(x, y);
+  return x === 0n && y === 1n;
+}
+
+/** What isEd25519PublicKey demands, said to a caller whose key it refused. */
+export const ED25519_PUBLIC_KEY_RULE =
+  'must be a 64-hex-character Ed25519 public key: the canonical encoding of a curve point that is not of small order (the registry refuses other keys)';
+
+/**
+ * A key is usable when it is what the registry's verifier accepts (strict RFC 8032, as noble's zip215: false): the
+ * canonical encoding (y < p, no negative zero) of a curve point that does not have small order. A small-order key
+ * verifies signatures its holder never made, and the registry refuses it, so it is refused before any challenge.
+ */
 export function isEd25519PublicKey(pubkey: Ed25519PublicKey): boolean {
   try {
-    return decodeEd25519Point(pubkey) !== null;
+    const point = decodeEd25519Point(pubkey);
+    return point !== null && !hasSmallOrder(point);
   } catch {
     return false;
   }

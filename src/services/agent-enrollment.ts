@@ -1,13 +1,14 @@
 // What a registration session hands to the identity app for each mode: the agent's key material, the
 // proof's userId, and the userDefinedData carrying the agent's signed consent (onchain-facts 1.7, 1.8).
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isAddress, isHex, parseSignature, recoverMessageAddress } from 'viem';
+import { type Address, bytesToHex, type Hex, hexToBytes, isHex, parseSignature, recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { RegistryGateway } from '../chain/registry-gateway.js';
+import { parseAccountAddress } from '../core/addresses.js';
 import { addressAgentKey } from '../core/agent-key.js';
 import { type EcdsaSignatureParts, ed25519ChallengeHash, registrationChallengeHash } from '../core/challenge.js';
 import type { ConfigIndex } from '../core/disclosures.js';
-import { ed25519AgentAddress, ed25519ExtKpub, isEd25519PublicKey } from '../core/ed25519-key.js';
+import { ED25519_PUBLIC_KEY_RULE, ed25519AgentAddress, ed25519ExtKpub, isEd25519PublicKey } from '../core/ed25519-key.js';
 import { badRequest, ServiceError } from '../core/errors.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../core/registration-data.js';
 import { MODE_RULES, type RegistrationMode } from '../core/registration-modes.js';
@@ -107,8 +108,7 @@ async function walletHeldEcdsa(request: EnrollmentRequest, human: Address, ctx: 
         'sign its challengeHash as a personal message (EIP-191, the 32 raw bytes) with the agent key, and send agentAddress and agentSignature here',
     );
   }
-  if (!isAddress(request.agentAddress, { strict: false })) throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address');
-  const agent = getAddress(request.agentAddress);
+  const agent = parseAccountAddress(request.agentAddress, 'agentAddress', `the agent key in the ${mode} wallet`);
   const walletFree = MODE_RULES[mode].action === 'W';
   const agentKey = addressAgentKey(agent);
   await alreadyRegistered(ctx.registry, agentKey);
@@ -142,7 +142,7 @@ async function ed25519Key(request: EnrollmentRequest, human: Address | undefined
   if (own) {
     const pub = stripHex(request.ed25519Pubkey as string);
     if (!/^[0-9a-fA-F]{64}$/.test(pub) || !isEd25519PublicKey(`0x${pub}`)) {
-      throw badRequest('ed25519Pubkey must be a 64-hex-character Ed25519 public key (a point on the curve)');
+      throw badRequest(`ed25519Pubkey ${ED25519_PUBLIC_KEY_RULE}`);
     }
     pubkeyHex = `0x${pub.toLowerCase()}`;
   } else {
@@ -220,7 +220,7 @@ export async function ed25519Challenge(
 ): Promise<Challenge> {
   const pub = stripHex(request.pubkey);
   if (!/^[0-9a-fA-F]{64}$/.test(pub) || !isEd25519PublicKey(`0x${pub}`)) {
-    throw badRequest('pubkey must be a 64-hex-character Ed25519 public key (a point on the curve)');
+    throw badRequest(`pubkey ${ED25519_PUBLIC_KEY_RULE}`);
   }
   const pubkey = `0x${pub.toLowerCase()}` as Hex;
   const human = request.humanAddress ?? ed25519AgentAddress(pubkey);

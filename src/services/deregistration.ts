@@ -1,10 +1,11 @@
 // Deregistration sessions: the human who registered an agent proves again ("X" + config + agent address) and
 // the registry burns the NFT. The chain is the source of truth: the session completes when the agent's key
 // no longer resolves to the agent / its NFT is burned, whoever submitted the proof.
-import { type Address, getAddress, type Hex, isAddress } from 'viem';
+import type { Address, Hex } from 'viem';
+import { parseAccountAddress } from '../core/addresses.js';
 import { addressAgentKey } from '../core/agent-key.js';
 import { configIndexFor, type DisclosureRequest, requestedDisclosures } from '../core/disclosures.js';
-import { badRequest, notFound } from '../core/errors.js';
+import { notFound } from '../core/errors.js';
 import { type NetworkName, resolveNetwork } from '../core/networks.js';
 import { advancedDeregisterUserData } from '../core/user-data.js';
 import { type DeregistrationRecord, newSessionId } from '../sessions/session-record.js';
@@ -36,10 +37,7 @@ export class DeregistrationService extends ChainSyncedSessions<'deregister', Der
 
   async start(request: DeregistrationRequest): Promise<DeregistrationSession> {
     const network = resolveNetwork(request.network ?? 'mainnet');
-    if (request.agentAddress === undefined || !isAddress(request.agentAddress, { strict: false })) {
-      throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address: the agent address as GET /api/agent/info reports it');
-    }
-    const agentAddress = getAddress(request.agentAddress);
+    const agentAddress = parseAccountAddress(request.agentAddress, 'agentAddress', 'the agent address as GET /api/agent/info reports it');
     const disclosures = requestedDisclosures(request.disclosures);
     const configIndex = configIndexFor(disclosures);
     const gateway = this.deps.chains.get(network);

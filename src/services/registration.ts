@@ -1,8 +1,9 @@
 // Registration sessions: open one (agent key, userDefinedData, deep link), follow it to the chain, export
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
-import { type Address, getAddress, type Hex, isAddress } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { NetworkGateway } from '../chain/gateway.js';
+import { parseAccountAddress } from '../core/addresses.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
 import { configIndexFor, type DisclosureRequest, requestedDisclosures } from '../core/disclosures.js';
 import { badRequest, ServiceError } from '../core/errors.js';
@@ -57,10 +58,10 @@ export type RegistrationDeps = FlowDeps;
 
 function parseHuman(value: string | undefined, mode: RegistrationMode): Address | undefined {
   if (!MODE_RULES[mode].needsHumanAddress) return undefined;
-  if (value === undefined || !isAddress(value, { strict: false })) {
+  if (value === undefined) {
     throw badRequest(`humanAddress is required for mode ${mode} and must be a 0x-prefixed 20-byte hex address (the human's wallet)`);
   }
-  return getAddress(value);
+  return parseAccountAddress(value, 'humanAddress', `the human's wallet, required for mode ${mode}`);
 }
 
 export class RegistrationService extends ChainSyncedSessions<'register', RegistrationStatus> {
@@ -156,24 +157,19 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     const mode = resolveMode(request.mode);
     if (!MODE_RULES[mode].externalKey)
       throw badRequest('The ECDSA challenge is for the privy and smartwallet modes, whose agent key is held by a wallet provider');
-    if (!request.agentAddress || !isAddress(request.agentAddress, { strict: false }))
-      throw badRequest('agentAddress must be a 0x-prefixed 20-byte hex address');
+    const agentAddress = parseAccountAddress(request.agentAddress, 'agentAddress', 'the wallet-held agent key');
     const humanAddress = parseHuman(request.humanAddress, mode) as Address;
     const gateway = this.deps.chains.get(resolveNetwork(request.network ?? 'mainnet'));
-    return ecdsaChallenge(
-      { mode, agentAddress: getAddress(request.agentAddress), humanAddress },
-      { chainId: gateway.chainId, registry: gateway.registry },
-    );
+    return ecdsaChallenge({ mode, agentAddress, humanAddress }, { chainId: gateway.chainId, registry: gateway.registry });
   }
 
   async ed25519Challenge(request: { pubkey?: string; network?: string; humanAddress?: string }): Promise<Challenge> {
     if (request.pubkey === undefined) throw badRequest('pubkey is required: the 64-hex-character Ed25519 public key');
-    if (request.humanAddress !== undefined && !isAddress(request.humanAddress, { strict: false })) {
-      throw badRequest('humanAddress must be a 0x-prefixed 20-byte hex address (omit it for the ed25519 mode)');
-    }
+    const humanAddress =
+      request.humanAddress === undefined ? undefined : parseAccountAddress(request.humanAddress, 'humanAddress', 'omit it for the ed25519 mode');
     const gateway = this.deps.chains.get(resolveNetwork(request.network ?? 'mainnet'));
     return ed25519Challenge(
-      { pubkey: request.pubkey, ...(request.humanAddress ? { humanAddress: getAddress(request.humanAddress) } : {}) },
+      { pubkey: request.pubkey, ...(humanAddress ? { humanAddress } : {}) },
       { chainId: gateway.chainId, registry: gateway.registry },
     );
   }

@@ -306,14 +306,14 @@ describe('registration sessions: errors, limits and transports', () => {
       [
         'mode unknown',
         { mode: 'verified-wallet', network: 'testnet' },
-        /^Invalid mode: "verified-wallet". Valid modes: linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet \(aliases: agent-identity = linked, walletfree = wallet-free\)/,
+        /^mode: unknown mode "verified-wallet": use one of linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet \(aliases: agent-identity = linked, walletfree = wallet-free\)/,
       ],
       [
         'network unknown',
         { mode: 'wallet-free', network: 'goerli' },
-        /^Unsupported network "goerli": use "mainnet" \(chain id 42220\) or "testnet" \(chain id 11142220\)/,
+        /^network: unsupported network "goerli": use "mainnet" \(chain id 42220\) or "testnet" \(chain id 11142220\)/,
       ],
-      ['network deprecated 44787', { mode: 'wallet-free', network: '44787' }, /^Unsupported network "44787"/],
+      ['network deprecated 44787', { mode: 'wallet-free', network: '44787' }, /^network: unsupported network "44787"/],
       [
         'humanAddress missing for linked',
         { mode: 'linked', network: 'testnet' },
@@ -322,7 +322,7 @@ describe('registration sessions: errors, limits and transports', () => {
       [
         'humanAddress invalid for linked',
         { mode: 'linked', network: 'testnet', humanAddress: '0x1234' },
-        /^humanAddress is required for mode linked/,
+        /^humanAddress: must be a 0x-prefixed 20-byte hex address/,
       ],
       [
         'humanAddress missing for ed25519-linked',
@@ -330,7 +330,11 @@ describe('registration sessions: errors, limits and transports', () => {
         /^humanAddress is required for mode ed25519-linked/,
       ],
       ['humanAddress missing for smartwallet', { mode: 'smartwallet', network: 'testnet' }, /^humanAddress is required for mode smartwallet/],
-      ['minimumAge 17', { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: 17 } }, /^disclosures\.minimumAge must be 0, 18 or 21/],
+      [
+        'minimumAge 17',
+        { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: 17 } },
+        /^disclosures\.minimumAge: must be the number 0, 18 or 21/,
+      ],
       [
         'minimumAge as text',
         { mode: 'wallet-free', network: 'testnet', disclosures: { minimumAge: '18' } },
@@ -357,12 +361,12 @@ describe('registration sessions: errors, limits and transports', () => {
       [
         'agentSignature malformed',
         { mode: 'privy', network: 'testnet', humanAddress: human, agentAddress: newAccount().address, agentSignature: '0x1234' },
-        /^agentSignature must be the 65-byte \(130 hex\) signature/,
+        /^agentSignature: must be the 65-byte \(130 hex\) signature/,
       ],
       [
         'agentAddress invalid',
         { mode: 'privy', network: 'testnet', humanAddress: human, agentAddress: 'bob', agentSignature: `0x${'11'.repeat(65)}` },
-        /^agentAddress must be a 0x-prefixed 20-byte hex address/,
+        /^agentAddress: must be a 0x-prefixed 20-byte hex address/,
       ],
       [
         'ed25519Pubkey without signature',
@@ -377,12 +381,12 @@ describe('registration sessions: errors, limits and transports', () => {
       [
         'ed25519Pubkey of the wrong length',
         { mode: 'ed25519', network: 'testnet', ed25519Pubkey: 'abcd', ed25519Signature: 'ab'.repeat(64) },
-        /^ed25519Pubkey must be a 64-hex-character Ed25519 public key/,
+        /^ed25519Pubkey: must be a 64-hex-character Ed25519 public key/,
       ],
       [
         'ed25519Pubkey not on the curve',
         { mode: 'ed25519', network: 'testnet', ed25519Pubkey: 'ff'.repeat(32), ed25519Signature: 'ab'.repeat(64) },
-        /^ed25519Pubkey must be a 64-hex-character Ed25519 public key \(a point on the curve\)/,
+        /^ed25519Pubkey: must be a 64-hex-character Ed25519 public key: the canonical encoding of a curve point/,
       ],
       [
         'ed25519Signature of the wrong length',
@@ -392,7 +396,7 @@ describe('registration sessions: errors, limits and transports', () => {
           ed25519Pubkey: bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey())),
           ed25519Signature: 'abcd',
         },
-        /^ed25519Signature must be 128 hex characters/,
+        /^ed25519Signature: must be 128 hex characters/,
       ],
       ['body an array', [{ mode: 'wallet-free' }] as unknown as Body, /^request body: must be a JSON object/],
     ];
@@ -449,8 +453,16 @@ describe('registration sessions: errors, limits and transports', () => {
         400,
         /^smartwallet mode needs the guardian's consent: the smart account named as humanAddress signs the same challengeHash/,
       );
-      await expectError(await open('0x1234'), 400, /^guardianSignature must be 0x-hex of 65 to 8192 bytes/);
-      await expectError(await open(`0x${'ab'.repeat(8_193)}`), 400, /^guardianSignature must be 0x-hex of 65 to 8192 bytes/);
+      await expectError(
+        await open('0x1234'),
+        400,
+        /^guardianSignature: must be the smart account's signature of the challenge: hex of 65 to 8192 bytes/,
+      );
+      await expectError(
+        await open(`0x${'ab'.repeat(8_193)}`),
+        400,
+        /^guardianSignature: must be the smart account's signature of the challenge: hex of 65 to 8192 bytes/,
+      );
       const byStranger = await newAccount().signMessage({ message: { raw: challengeHash } });
       await expectError(await open(byStranger), 400, /^guardianSignature does not verify/);
       // the agent's own signature is not the guardian's consent
@@ -499,26 +511,26 @@ describe('registration sessions: errors, limits and transports', () => {
       await expectError(
         await challenge({ mode: 'linked', network: 'testnet', agentAddress, humanAddress }),
         400,
-        /^The ECDSA challenge is for the privy and smartwallet modes/,
+        /^mode: must be privy or smartwallet: the ECDSA challenge is for the modes whose agent key a wallet provider holds/,
       );
       await expectError(
         await challenge({ mode: 'privy', network: 'testnet', agentAddress: '0x12', humanAddress }),
         400,
-        /^agentAddress must be a 0x-prefixed 20-byte hex address/,
+        /^agentAddress: must be a 0x-prefixed 20-byte hex address/,
       );
       await expectError(
         await challenge({ mode: 'privy', network: 'testnet', agentAddress, humanAddress: 'me' }),
         400,
-        /^humanAddress is required for mode privy/,
+        /^humanAddress: must be a 0x-prefixed 20-byte hex address/,
       );
       const ed = (body: Body) => request(app).post('/api/agent/register/ed25519-challenge').send(body);
       await expectError(await ed({ network: 'testnet' }), 400, /^pubkey: must be a string/);
-      await expectError(await ed({ pubkey: 'ff'.repeat(32), network: 'testnet' }), 400, /^pubkey must be a 64-hex-character Ed25519 public key/);
+      await expectError(await ed({ pubkey: 'ff'.repeat(32), network: 'testnet' }), 400, /^pubkey: must be a 64-hex-character Ed25519 public key/);
       const pubkey = bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey()));
       await expectError(
         await ed({ pubkey, network: 'testnet', humanAddress: '0x12' }),
         400,
-        /^humanAddress must be a 0x-prefixed 20-byte hex address/,
+        /^humanAddress: must be a 0x-prefixed 20-byte hex address/,
       );
     });
   });

@@ -1,11 +1,11 @@
 // Shapes of the public query endpoints: the path and query parameters the routes validate (a malformed one is a
 // 400 naming it) and the answers, as the OpenAPI document describes them.
-import { isAddress } from 'viem';
 import { z } from 'zod';
 import { NETWORK_NAMES, NETWORKS, resolveNetwork } from '../../core/networks.js';
 import { PROOF_TYPES } from '../../core/proof-type.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
 import { DISCOVERY_CAPABILITIES, ERC8004_REGISTRATION_TYPE } from '../../services/agent-queries.js';
+import { accountAddress, agentIdText, nullifierText } from './fields.js';
 
 // ---- Parameters
 
@@ -18,32 +18,10 @@ const chainIdParam = z
   .transform((chainId) => resolveNetwork(chainId))
   .describe(`Chain id: ${chainList}`);
 
-/** Agent ids are minted from 1 upwards; above 2^53 - 1 none can exist (and JSON numbers would lose precision). */
-const agentIdParam = z
-  .string()
-  .regex(/^\d+$/, 'must be a positive decimal integer such as 1 (hex is not accepted)')
-  .refine((value) => {
-    if (!/^\d+$/.test(value)) return true; // the regex has said what is wrong
-    const n = BigInt(value);
-    return n > 0n && n <= BigInt(Number.MAX_SAFE_INTEGER);
-  }, `must be a positive decimal integer no larger than ${Number.MAX_SAFE_INTEGER}`)
-  .describe('Agent id: a positive decimal integer');
-
-const addressParam = z
-  .string()
-  .refine((value) => isAddress(value, { strict: false }), 'must be a 0x-prefixed 20-byte hex address')
-  .describe("The human's wallet address");
-
-const nullifierParam = z
-  .string()
-  .regex(/^\d+$/, 'must be a decimal digit string (the human nullifier)')
-  .refine((value) => !/^\d+$/.test(value) || BigInt(value) < 2n ** 256n, 'must be smaller than 2^256')
-  .describe('Human nullifier, decimal digits');
-
-export const agentParamsSchema = z.object({ chainId: chainIdParam, agentId: agentIdParam });
-export const humanParamsSchema = z.object({ chainId: chainIdParam, address: addressParam });
-export const nullifierParamsSchema = z.object({ chainId: chainIdParam, nullifier: nullifierParam });
-export const a2aParamsSchema = z.object({ agentId: agentIdParam });
+export const agentParamsSchema = z.object({ chainId: chainIdParam, agentId: agentIdText });
+export const humanParamsSchema = z.object({ chainId: chainIdParam, address: accountAddress("The human's wallet address") });
+export const nullifierParamsSchema = z.object({ chainId: chainIdParam, nullifier: nullifierText });
+export const a2aParamsSchema = z.object({ agentId: agentIdText });
 export const a2aQuerySchema = z.object({
   chain: chainIdParam.optional().describe(`Chain id of the agent: ${chainList}; default ${NETWORKS.mainnet.chainId}`),
   chainId: chainIdParam.optional().describe('Same as chain (accepted as an alias)'),

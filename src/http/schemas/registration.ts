@@ -1,36 +1,55 @@
-// Shapes of the registration endpoints. Types only: the service checks the meaning (mode, network,
-// addresses, keys) and says what to fix.
+// Shapes of the registration endpoints. The fields' forms are checked here (fields.ts), so the document shows
+// them; the service checks what depends on the mode or the chain (which fields a mode needs, signatures, nonces).
 import { z } from 'zod';
+import { MINIMUM_AGES } from '../../core/disclosures.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
+import { accountAddress, ed25519PublicKey, hexText, registrationModeInput, sessionNetwork } from './fields.js';
 
-const text = (what: string) => z.string({ error: `must be a string: ${what}` }).describe(what);
+const flag = z.boolean({ error: 'must be true or false' });
 
 export const disclosuresSchema = z
   .object(
     {
-      minimumAge: z.number({ error: 'must be the number 0, 18 or 21' }).optional(),
-      ofac: z.boolean({ error: 'must be true or false' }).optional(),
-      nationality: z.boolean({ error: 'must be true or false' }).optional(),
-      name: z.boolean({ error: 'must be true or false' }).optional(),
+      minimumAge: z
+        .literal([...MINIMUM_AGES], { error: 'must be the number 0, 18 or 21' })
+        .optional()
+        .describe('The age the human proves to be at least; default 0 (no age check)'),
+      ofac: flag.optional().describe('Ask for the sanctions-list check; default false'),
+      nationality: flag.optional().describe('Ask the human to disclose the nationality'),
+      name: flag.optional().describe('Ask the human to disclose the name'),
     },
     { error: 'must be an object such as {"minimumAge": 18, "ofac": true}' },
   )
   .meta({ id: 'Disclosures' });
 
+const AGENT_SIGNATURE_MESSAGE = 'must be the 65-byte (130 hex) signature of the challenge from the wallet that holds the agent key';
+/** A WebAuthn assertion wrapped for ERC-7739 and ERC-6492 is about 1.5 KB; room to spare, not unbounded. */
+const GUARDIAN_SIGNATURE_HEX = [130, 16_384] as [number, number];
+
 export const registerRequestSchema = z
   .object(
     {
-      mode: text('one of linked, wallet-free, ed25519, ed25519-linked, privy, smartwallet'),
-      network: text('"mainnet" or "testnet"').optional(),
-      humanAddress: text("the human's wallet address, 0x-prefixed").optional(),
+      mode: registrationModeInput,
+      network: sessionNetwork.optional(),
+      humanAddress: accountAddress("The human's wallet (linked, ed25519-linked, privy; smartwallet: the smart account)").optional(),
       disclosures: disclosuresSchema.optional(),
-      agentAddress: text('the wallet-held agent key address (privy, smartwallet)').optional(),
-      agentSignature: text('the agent key signature of the challenge (privy, smartwallet)').optional(),
-      guardianSignature: text(
+      agentAddress: accountAddress('The wallet-held agent key address (privy, smartwallet)').optional(),
+      agentSignature: hexText(
+        130,
+        AGENT_SIGNATURE_MESSAGE,
+        'The agent key signature of the challenge (privy, smartwallet): 65 bytes, 130 hex',
+      ).optional(),
+      guardianSignature: hexText(
+        GUARDIAN_SIGNATURE_HEX,
+        `must be the smart account's signature of the challenge: hex of 65 to ${GUARDIAN_SIGNATURE_HEX[1] / 2} bytes`,
         'smartwallet: the smart account (humanAddress) signature of the same challenge, ERC-1271 or ERC-6492 while counterfactual',
       ).optional(),
-      ed25519Pubkey: text('your Ed25519 public key, 64 hex characters').optional(),
-      ed25519Signature: text('your Ed25519 signature of the challenge, 128 hex characters').optional(),
+      ed25519Pubkey: ed25519PublicKey('Your Ed25519 public key (ed25519, ed25519-linked)').optional(),
+      ed25519Signature: hexText(
+        128,
+        'must be 128 hex characters: the 64-byte Ed25519 signature R || S of the challenge',
+        'Your Ed25519 signature of the challenge: 128 hex characters',
+      ).optional(),
     },
     { error: 'must be a JSON object' },
   )
@@ -39,10 +58,14 @@ export const registerRequestSchema = z
 export const challengeRequestSchema = z
   .object(
     {
-      mode: text('privy or smartwallet'),
-      network: text('"mainnet" or "testnet"').optional(),
-      agentAddress: text('the wallet-held agent key address'),
-      humanAddress: text("the human's wallet address"),
+      mode: z
+        .enum(['privy', 'smartwallet'], {
+          error: 'must be privy or smartwallet: the ECDSA challenge is for the modes whose agent key a wallet provider holds',
+        })
+        .describe('privy or smartwallet'),
+      network: sessionNetwork.optional(),
+      agentAddress: accountAddress('The wallet-held agent key address'),
+      humanAddress: accountAddress("The human's wallet (smartwallet: the smart account)"),
     },
     { error: 'must be a JSON object' },
   )
@@ -51,9 +74,9 @@ export const challengeRequestSchema = z
 export const ed25519ChallengeRequestSchema = z
   .object(
     {
-      pubkey: text('the Ed25519 public key, 64 hex characters'),
-      network: text('"mainnet" or "testnet"').optional(),
-      humanAddress: text("the human's wallet address (ed25519-linked only)").optional(),
+      pubkey: ed25519PublicKey('The Ed25519 public key'),
+      network: sessionNetwork.optional(),
+      humanAddress: accountAddress("The human's wallet (ed25519-linked only; omit it for ed25519)").optional(),
     },
     { error: 'must be a JSON object' },
   )

@@ -1,9 +1,8 @@
-// Shapes of the deregistration, refresh and identify endpoints. Types only: the services check the meaning
-// (network, address, agent id, disclosures) and say what to fix.
+// Shapes of the deregistration, refresh and identify endpoints. The fields' forms are checked here (fields.ts), so
+// the document shows them; the services check what depends on the chain (the agent exists, its config).
 import { z } from 'zod';
+import { accountAddress, agentIdValue, sessionNetwork } from './fields.js';
 import { address, disclosuresSchema, hex, networkSchema, publicCredentialsSchema, sessionViewShape } from './registration.js';
-
-const text = (what: string) => z.string({ error: `must be a string: ${what}` }).describe(what);
 
 /** The deep link, QR code and scan URL of a newly opened session. */
 const openedShape = {
@@ -19,8 +18,8 @@ const openedShape = {
 export const deregisterRequestSchema = z
   .object(
     {
-      network: text('"mainnet" or "testnet" (default mainnet)').optional(),
-      agentAddress: text('the agent address, as GET /api/agent/info reports it (for Ed25519 agents: the address derived from the key)'),
+      network: sessionNetwork.optional(),
+      agentAddress: accountAddress('The agent address, as GET /api/agent/info reports it (for Ed25519 agents: the address derived from the key)'),
       disclosures: disclosuresSchema.optional(),
     },
     { error: 'must be a JSON object such as {"network": "testnet", "agentAddress": "0x..."}' },
@@ -53,10 +52,8 @@ export const deregistrationStatusSchema = z
 export const refreshRequestSchema = z
   .object(
     {
-      agentId: z
-        .union([z.number(), z.string()], { error: 'must be the agent id, a positive integer (number or decimal string)' })
-        .describe('The agent id'),
-      network: text('"mainnet" or "testnet" (default mainnet)').optional(),
+      agentId: agentIdValue,
+      network: sessionNetwork.optional(),
       disclosures: disclosuresSchema.optional().describe("Must select the agent's own config (minimumAge, ofac); default: the agent's config"),
     },
     { error: 'must be a JSON object such as {"agentId": 5, "network": "testnet", "disclosures": {"minimumAge": 18}}' },
@@ -89,7 +86,7 @@ export const refreshStatusSchema = z
 // ---- Identify
 
 export const identifyRequestSchema = z
-  .object({ network: text('"mainnet" or "testnet" (default mainnet)').optional() }, { error: 'must be a JSON object such as {"network": "testnet"}' })
+  .object({ network: sessionNetwork.optional() }, { error: 'must be a JSON object such as {"network": "testnet"}' })
   .meta({ id: 'IdentifyRequest' });
 
 export const identifySessionSchema = z.object({ ...openedShape, network: networkSchema }).meta({ id: 'IdentifySession' });
