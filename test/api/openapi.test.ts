@@ -12,13 +12,72 @@ import { z } from 'zod';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/http/openapi/document.js';
 import { DOCS_ASSET_ROUTES } from '../../src/http/routes/docs.js';
 import { healthSchema } from '../../src/http/routes/health.js';
-import { registerRequestSchema, registrationStatusSchema } from '../../src/http/schemas/registration.js';
+import { agentParamsSchema, humanParamsSchema, nullifierParamsSchema } from '../../src/http/schemas/queries.js';
+import { disclosuresSchema, registerRequestSchema, registrationStatusSchema } from '../../src/http/schemas/registration.js';
 import { newEd25519Agent } from '../support/agents.js';
 import { testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
 const TESTNET = 11142220;
 const PUBLIC_URL = 'http://127.0.0.1:3000';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Values at and around the shared fields' rules: bounds, leading zeros, other forms. */
+const AGENT_IDS = [
+  '0',
+  '1',
+  '01',
+  '9',
+  '10',
+  '9007199254740991',
+  '9007199254740992',
+  '9999999999999999',
+  '99999999999999999',
+  '-1',
+  '1.0',
+  '0x1',
+  '',
+  ' 1',
+];
+const NULLIFIERS = [
+  '0',
+  '00',
+  '1',
+  '01',
+  (2n ** 256n - 1n).toString(),
+  (2n ** 256n).toString(),
+  `1${'0'.repeat(77)}`,
+  `${'9'.repeat(78)}`,
+  '-0',
+  'abc',
+  '',
+];
+const ONE_CASE_ADDRESSES = [
+  `0x${'0'.repeat(40)}`,
+  `0x${'0'.repeat(39)}1`,
+  '0x52908400098527886e0f7030069857d2e4169ee7',
+  '0x52908400098527886E0F7030069857D2E4169EE7',
+  `0X${'1'.repeat(40)}`,
+  `0x${'1'.repeat(39)}`,
+  `0x${'1'.repeat(41)}`,
+  `0x${'g'.repeat(40)}`,
+  '1'.repeat(42),
+];
+const MODES = [
+  'linked',
+  'wallet-free',
+  'walletfree',
+  'agent-identity',
+  'ed25519',
+  'ed25519-linked',
+  'privy',
+  'smartwallet',
+  'Linked',
+  'verified',
+  '',
+];
+const NETWORKS = ['mainnet', 'testnet', '42220', '11142220', '44787', 'celo-mainnet', 'Mainnet', ''];
 
 interface ListedRoute {
   path: string | RegExp;
@@ -169,10 +228,63 @@ describe('OpenAPI document', () => {
     const status = doc.components.schemas['RegistrationStatus'] as { properties: Record<string, unknown>; additionalProperties: unknown };
     expect(Object.keys(status.properties)).toEqual(Object.keys(registrationStatusSchema.shape));
     expect(status.additionalProperties).toBe(false); // an answer with an undocumented field fails the conformance checks
-    const statusOperation = doc.paths['/api/agent/register/status']?.get;
-    expect(statusOperation?.security).toEqual([{ sessionToken: [] }, {}]);
-    expect(statusOperation?.parameters).toContainEqual(expect.objectContaining({ name: 'token', in: 'query', required: false }));
     expect(doc.components.securitySchemes['sessionToken']).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes['sessionTokenQuery']).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
+  });
+
+  it('requires the session token, in one of its transports, wherever a session is read', () => {
+    const sessionOperations = operations(doc).filter(({ operation }) => JSON.stringify(operation.security ?? []).includes('sessionToken'));
+    expect(sessionOperations.length).toBe(14); // status, QR and callback of four kinds of session, and export by GET and POST
+    for (const { method, path, operation } of sessionOperations) {
+      const bodyToo = method === 'post' && path === '/api/agent/register/export';
+      // Bearer or ?token=, each enough; only the export by POST may carry it in its body instead (then neither is sent)
+      expect(operation.security, `${method} ${path}`).toEqual([{ sessionToken: [] }, { sessionTokenQuery: [] }, ...(bodyToo ? [{}] : [])]);
+      expect(operation.parameters ?? [], `${method} ${path}: the token is a security scheme, not an optional parameter`).not.toContainEqual(
+        expect.objectContaining({ name: 'token' }),
+      );
+      expect(operation.responses['400']?.description, `${method} ${path}`).toMatch(/No session token/);
+    }
+    const exportBody = doc.components.schemas['ExportRequest'] as { properties: Record<string, { type: string }> };
+    expect(exportBody.properties['token']).toMatchObject({ type: 'string' });
+  });
+
+  it('shows the rules of the shared fields: what the pattern or enum allows is what the validator takes', () => {
+    const parameter = (path: string, name: string): JsonSchema => {
+      const found = doc.paths[path]?.get?.parameters?.find((p) => p.name === name);
+      expect(found, `${path} {${name}}`).toBeDefined();
+      return found!.schema;
+    };
+    const property = (component: string, name: string): JsonSchema => {
+      const schema = (doc.components.schemas[component] as { properties: Record<string, JsonSchema> }).properties[name];
+      expect(schema, `${component}.${name}`).toBeDefined();
+      return schema!;
+    };
+    const fields: [string, JsonSchema, z.ZodType, string[]][] = [
+      ['agentId', parameter('/api/agent/info/{chainId}/{agentId}', 'agentId'), agentParamsSchema.shape.agentId, AGENT_IDS],
+      [
+        'nullifier',
+        parameter('/api/agent/agents-by-nullifier/{chainId}/{nullifier}', 'nullifier'),
+        nullifierParamsSchema.shape.nullifier,
+        NULLIFIERS,
+      ],
+      ['address', parameter('/api/agent/agents/{chainId}/{address}', 'address'), humanParamsSchema.shape.address, ONE_CASE_ADDRESSES],
+      ['humanAddress', property('RegisterRequest', 'humanAddress'), registerRequestSchema.shape.humanAddress.unwrap(), ONE_CASE_ADDRESSES],
+      ['mode', property('RegisterRequest', 'mode'), registerRequestSchema.shape.mode, MODES],
+      ['network', property('RegisterRequest', 'network'), registerRequestSchema.shape.network.unwrap(), NETWORKS],
+      ['minimumAge', property('Disclosures', 'minimumAge'), disclosuresSchema.shape.minimumAge.unwrap(), []],
+    ];
+    for (const [name, schema, validator, samples] of fields) {
+      const allows = ajv.compile(schema);
+      for (const value of [...samples, ...[0, 1, 18, 21, 17, -1, 1.5, null, true]]) {
+        expect(allows(value), `${name} ${JSON.stringify(value)}: document ${allows(value)}, validator ${validator.safeParse(value).success}`).toBe(
+          validator.safeParse(value).success,
+        );
+      }
+    }
+    // what a pattern cannot say is in the description, and the validator checks it: EIP-55 checksums
+    const address = doc.paths['/api/agent/agents/{chainId}/{address}']?.get?.parameters?.find((p) => p.name === 'address');
+    expect(address?.description).toMatch(/EIP-55 checksum/);
+    expect(humanParamsSchema.shape.address.safeParse('0x52908400098527886E0F7030069857D2E4169Ee7').success).toBe(false);
   });
 
   describe('real answers conform to it', () => {

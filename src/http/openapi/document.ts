@@ -54,6 +54,7 @@ const ref = (id: string): JsonSchema => ({ $ref: `${REF_PREFIX}${id}` });
 /** Where zod puts named schemas that are nested in a converted one without being converted themselves. */
 const SHARED_REF = /^#\/components\/schemas\/__shared#\/\$defs\/(.+)$/;
 const SESSION_SCHEME = 'sessionToken';
+const SESSION_QUERY_SCHEME = 'sessionTokenQuery';
 const SIGNATURE_SCHEME = 'agentSignature';
 const TIMESTAMP_SCHEME = 'agentTimestamp';
 const PROXY_TOKEN_SCHEME = 'aaProxyToken';
@@ -186,6 +187,15 @@ function responseContent(doc: ResponseDoc, schemaRef: JsonSchema | undefined): R
 
 const isOptional = (schema: z.ZodType): schema is z.ZodOptional<z.ZodType> => schema instanceof z.ZodOptional;
 
+/**
+ * The session token is required, in one of its transports: the Authorization header or ?token= (alternatives, each
+ * enough). A token that may come in the JSON body instead cannot be a security scheme: the empty alternative says
+ * the request may go without either, and the body schema says where the token is then.
+ */
+function sessionTokenSecurity(transports: NonNullable<RouteDoc['sessionToken']>): Record<string, string[]>[] {
+  return [{ [SESSION_SCHEME]: [] }, { [SESSION_QUERY_SCHEME]: [] }, ...(transports === 'query-bearer-or-body' ? [{}] : [])];
+}
+
 /** Generates the document. Throws when the descriptions are inconsistent (path parameters, names). */
 export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOptions): OpenApiDocument {
   const input = new Side('input');
@@ -244,15 +254,6 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
   const paths: OpenApiDocument['paths'] = {};
   for (const { route, operationId, params, query, body, responses } of planned) {
     const parameters = [...parametersOf(params, 'path'), ...parametersOf(query, 'query')];
-    if (route.sessionToken) {
-      parameters.push({
-        name: 'token',
-        in: 'query',
-        required: false,
-        description: `The session token. Or send it as Authorization: Bearer <token>${route.sessionToken === 'query-bearer-or-body' ? ', or as "token" in the JSON body' : ''}.`,
-        schema: { type: 'string' },
-      });
-    }
     const operation: OpenApiOperation = {
       operationId,
       summary: route.summary,
@@ -268,7 +269,7 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
           return [status, { description: doc.description, ...(content ? { content } : {}) }];
         }),
       ),
-      ...(route.sessionToken ? { security: [{ [SESSION_SCHEME]: [] }, {}] } : {}),
+      ...(route.sessionToken ? { security: sessionTokenSecurity(route.sessionToken) } : {}),
       ...(route.signedRequest
         ? { security: [{ [SIGNATURE_SCHEME]: [], [TIMESTAMP_SCHEME]: [] }, ...(route.signedRequest === 'optional' ? [{}] : [])] }
         : {}),
@@ -332,7 +333,15 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWE',
-          description: 'The session token of a registration (or other) session. Also accepted as the query parameter token.',
+          description:
+            'The session token of a registration (or other) session, as Authorization: Bearer <token>; or as ?token= (sessionTokenQuery). ' +
+            'Without one the answer is 400 naming the transports; an altered or foreign token is 401, an expired one 410.',
+        },
+        [SESSION_QUERY_SCHEME]: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description: 'The session token as the query parameter token (the deep link and the scan URL carry it this way).',
         },
       },
     },

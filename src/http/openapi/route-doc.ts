@@ -20,7 +20,7 @@ export interface RouteDoc {
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
-  /** Which session token transports apply (documented as security/parameters). */
+  /** Which session token transports apply (documented as security alternatives, the token being required in one). */
   sessionToken?: 'query-or-bearer' | 'query-bearer-or-body';
   /** 'required': a signed agent request (x-svc-agent-* headers); 'optional': signed or anonymous. */
   signedRequest?: 'required' | 'optional';
