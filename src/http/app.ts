@@ -7,13 +7,14 @@ import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { allowedMethods, requireHost } from './middleware/methods.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { routeTag } from './middleware/route-label.js';
 import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
-import { expressPath, type Route } from './route.js';
+import { BODY_LIMIT, expressPath, type Route } from './route.js';
 import { RoutePolicies } from './route-policies.js';
 import { A2A_RPC_METHODS, type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
 import { aaRoutes } from './routes/aa.js';
@@ -53,9 +54,6 @@ const API_TAGS = [
   { name: 'Account abstraction', description: 'ERC-4337 bundler and paymaster calls through the service, for pages of allowed origins' },
   { name: 'Service', description: 'Health, metrics and this documentation' },
 ];
-
-/** Largest request body: the interface's limit. */
-const BODY_LIMIT = '200kb';
 
 /** Every endpoint of the service, in the order express tries them. */
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
@@ -99,6 +97,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(securityHeaders());
   app.use(cors(policies));
   app.use(cachePolicy(policies));
+  app.use(requireHost);
+  app.use(allowedMethods(policies));
 
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
@@ -117,7 +117,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: BODY_LIMIT }));
   for (const route of routes.filter((r) => !ownBody(r))) mount(route);
 
-  app.use('/api', notFoundHandler);
+  // every answer is JSON: an unknown path anywhere is a 404 {error}, never express's HTML page
+  app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;
 }

@@ -1,6 +1,6 @@
-// The cache and CORS policy of any request path, looked up in the route table. A path that matches no route
-// (a 404) takes the CORS group of the nearest route above it (an unknown path under a session endpoint answers
-// like the session endpoints), else the defaults below, and is never cached.
+// The cache and CORS policy of any request path, and the methods it answers (Allow), looked up in the route table.
+// A path that matches no route (a 404) takes the CORS group of the nearest route above it (an unknown path under a
+// session endpoint answers like the session endpoints), else the defaults below, and is never cached.
 import { type CachePolicy, CORS_GROUPS, type CorsGroup, pathMatcher, type Route } from './route.js';
 
 export type CorsSet = (typeof CORS_GROUPS)[CorsGroup];
@@ -27,6 +27,9 @@ interface Entry {
   cors: CorsGroup | undefined;
 }
 
+/** The methods the service answers at all, in the order an Allow header lists them. */
+export const SERVER_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const;
+
 export class RoutePolicies {
   readonly #entries: Entry[];
 
@@ -44,6 +47,18 @@ export class RoutePolicies {
   cacheFor(method: string, path: string): CachePolicy {
     if (method !== 'GET' && method !== 'HEAD') return 'none';
     return this.#entries.find((entry) => entry.method === 'get' && entry.matches(path))?.cache ?? 'none';
+  }
+
+  /**
+   * The methods `path` answers, as its Allow header lists them: its routes' methods, HEAD with GET (express answers
+   * it), and OPTIONS (a preflight, or the Allow header alone). Empty for a path of no route.
+   */
+  allowFor(path: string): string[] {
+    const methods = new Set<string>(this.#entries.filter((entry) => entry.matches(path)).map((entry) => entry.method.toUpperCase()));
+    if (methods.size === 0) return [];
+    if (methods.has('GET')) methods.add('HEAD');
+    methods.add('OPTIONS');
+    return SERVER_METHODS.filter((method) => methods.has(method));
   }
 
   /** The CORS answer of `path` (any method: a preflight asks before the real request). */

@@ -4,6 +4,9 @@
 import type { RequestHandler } from 'express';
 import type { RouteDoc } from './openapi/route-doc.js';
 
+/** Largest request body: the interface's limit (200 kB). */
+export const BODY_LIMIT = '200kb';
+
 /** Cache-Control values by policy (middleware/security.ts explains each). */
 export const CACHE_POLICIES = {
   discovery: 'public, max-age=3600',

@@ -2,7 +2,9 @@
 // must arrive within requestTimeoutMs and its headers within headersTimeoutMs (Node answers 408 and closes the
 // connection), an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, and connections beyond
 // maxConnections are closed as they arrive. Answers are not limited: an A2A stream lasts as long as its task.
+// Whatever the server answers by itself (a request it cannot parse, a timeout, CONNECT) is JSON: server-edges.ts.
 import { createServer, type Server } from 'node:http';
+import { answerServerEdges } from './server-edges.js';
 
 export interface ServerLimits {
   requestTimeoutMs: number;
@@ -21,7 +23,10 @@ export function createLimitedServer(limits: ServerLimits): Server {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // how often Node looks for requests past their timeouts (default 30 s, which would stretch a 10 s limit to 40)
     connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    // the app refuses a request without Host with a JSON 400 (Node's own answer has no body)
+    requireHostHeader: false,
   });
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  answerServerEdges(server);
   return server;
 }

@@ -2,6 +2,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { serviceErrorOf } from '../../core/errors.js';
+import { BODY_LIMIT } from '../route.js';
 import { routeLabel } from './route-label.js';
 
 /** Errors raised by express's body parser carry the status they mean. */
@@ -26,8 +27,9 @@ function parserMessage(error: HttpParserError): string {
 
 const PARSER_MESSAGES: Record<string, string> = {
   'entity.parse.failed': 'Request body is not valid JSON',
-  'entity.too.large': 'Request body is too large',
-  'encoding.unsupported': 'Request body encoding is not supported',
+  'entity.too.large': `Request body is too large (at most ${BODY_LIMIT})`,
+  'encoding.unsupported': 'Request body encoding is not supported: send it uncompressed, or gzip, deflate or br',
+  'charset.unsupported': 'Request body charset is not supported: send UTF-8',
 };
 
 export const notFoundHandler: RequestHandler = (req, res) => {
@@ -42,7 +44,7 @@ export const notFoundHandler: RequestHandler = (req, res) => {
  */
 export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
-  (error: unknown, req, res, _next) => {
+  (error: unknown, req, res, next) => {
     const serviceError = serviceErrorOf(error);
     const parserError = error as HttpParserError;
     const answer = serviceError
@@ -53,6 +55,11 @@ export const errorHandler =
     const line = { reqId: res.locals['requestId'], status: answer.status, method: req.method, route: routeLabel(res) };
     if (answer.status >= 500) logger.error({ ...line, err: error }, 'request failed');
     else logger.warn({ ...line, error: answer.message }, 'request refused');
+    // an answer already under way (a stream) cannot become an error answer: express closes the connection
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
     if (serviceError?.retryAfterSeconds !== undefined) res.set('Retry-After', String(serviceError.retryAfterSeconds));
     res.status(answer.status).json({ error: answer.message });
   };

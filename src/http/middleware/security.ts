@@ -78,6 +78,9 @@ export function cors(policies: RoutePolicies): RequestHandler {
       next();
       return;
     }
+    // what OPTIONS answers anyway: the methods of the path, when it is one of the table
+    const allow = policies.allowFor(req.path);
+    if (allow.length > 0) res.setHeader('Allow', allow.join(', '));
     res.setHeader('Access-Control-Allow-Methods', set.methods);
     res.setHeader('Access-Control-Allow-Headers', set.headers);
     res.setHeader('Access-Control-Max-Age', PREFLIGHT_MAX_AGE);
