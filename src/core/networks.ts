@@ -35,3 +35,41 @@ const NETWORK_ALIASES: Readonly<Record<string, NetworkName>> = { 'celo-mainnet':
 /** A network by name, alias (celo-mainnet, celo-sepolia) or chain id; 400 for anything else, never a fallback. */
 export const resolveNetworkOrAlias = (value: string | number): NetworkName =>
   typeof value === 'string' && Object.hasOwn(NETWORK_ALIASES, value) ? (NETWORK_ALIASES[value] as NetworkName) : resolveNetwork(value);
+
+const SUPPORTED = 'use network "mainnet" (chain id 42220) or "testnet" (chain id 11142220)';
+
+/** A value of the caller's shown back in a refusal, cut short. */
+const shown = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+};
+
+/**
+ * The network a request names by `network` (a name or alias, any case) and/or `chainId` (a number or decimal text);
+ * undefined when it names none (absent or null). A network the service does not serve, or a name and a chain id
+ * that disagree, is a 400 naming the field: never taken for a default network.
+ */
+export function requestedNetwork(network: unknown, chainId: unknown): NetworkName | undefined {
+  const byName = network === undefined || network === null ? undefined : networkNamed(network);
+  if (byName === null) throw badRequest(`Unsupported network ${shown(network)}: ${SUPPORTED}`);
+  const byChain = chainId === undefined || chainId === null ? undefined : networkOfChain(chainId);
+  if (byChain === null) throw badRequest(`Unsupported chainId ${shown(chainId)}: ${SUPPORTED}`);
+  if (byName && byChain && byName !== byChain) {
+    throw badRequest(`network ${shown(network)} and chainId ${shown(chainId)} name different networks: send one of them`);
+  }
+  return byName ?? byChain;
+}
+
+/** A network by name or alias, any case and surrounding blanks; null for anything else. */
+function networkNamed(value: unknown): NetworkName | null {
+  if (typeof value !== 'string') return null;
+  const name = value.trim().toLowerCase();
+  if (Object.hasOwn(NETWORK_ALIASES, name)) return NETWORK_ALIASES[name] as NetworkName;
+  return NETWORK_NAMES.find((candidate) => candidate === name) ?? null;
+}
+
+/** A network by chain id, a number or decimal text; null for anything else. */
+function networkOfChain(value: unknown): NetworkName | null {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  return NETWORK_NAMES.find((name) => String(NETWORKS[name].chainId) === text) ?? null;
+}
