@@ -10,6 +10,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { routeTable } from '../../src/http/app.js';
+import { startMetricsServer } from '../../src/http/metrics-server.js';
 import { createLimitedServer } from '../../src/http/server-limits.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -283,6 +284,33 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     it('after all this the server still answers', async () => {
       const answer = await exchange('GET /.well-known/self-agent-id.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       expect(answer.status).toBe(200);
+    });
+  });
+
+  describe('the metrics listener of its own (METRICS_PORT)', () => {
+    it('another method on /metrics is 405 JSON with Allow; a request it cannot parse is 400 JSON', async () => {
+      const separate = await startMetricsServer(new Metrics(), { port: 0, host: '127.0.0.1' });
+      try {
+        const post = await fetch(separate.url, { method: 'POST', body: '{}' });
+        expect(post.status).toBe(405);
+        expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+        expect(await post.json()).toEqual({ error: 'Method POST is not allowed on /metrics: use GET, HEAD, OPTIONS' });
+        const port = Number(new URL(separate.url).port);
+        const answer = await new Promise<string>((resolve) => {
+          const socket = connect(port, '127.0.0.1');
+          let received = '';
+          socket.on('data', (chunk: Buffer) => {
+            received += chunk.toString();
+          });
+          socket.on('error', () => {});
+          socket.on('close', () => resolve(received));
+          socket.write('GET /metrics HTTP/1.1\r\nHost x\r\n\r\n');
+        });
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+        expect(answer).toMatch(/\r\n\r\n\{"error":"Malformed HTTP request/);
+      } finally {
+        await separate.close();
+      }
     });
   });
 });
