@@ -71,7 +71,19 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   void resumeOpenTasks(taskStore, services.watcher, push).catch((err: unknown) =>
     options.logger.error({ err }, 'open A2A tasks could not be resumed'),
   );
-  const requestHandler = new RegistryRequestHandler(card, taskStore, executor, new DefaultExecutionEventBusManager(), pushConfigs, push);
+  const requestHandler = new RegistryRequestHandler(
+    card,
+    taskStore,
+    executor,
+    new DefaultExecutionEventBusManager(),
+    pushConfigs,
+    push,
+    undefined,
+    undefined,
+    // The executor ends its turn itself: an input-required task is continued by a new turn on a new bus, so no
+    // bus is kept for a conversation the caller may never resume (the SDK would keep one per such task for good).
+    { keepBusAliveStates: [] },
+  );
   const legacyCompat = { enabled: true };
   // No authentication exists (interface); the "user" is the client's address, which the per-client limits count.
   const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');

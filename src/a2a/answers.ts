@@ -1,9 +1,22 @@
 // What the agent answers to the intents that need no session (lookup, verify, freshness, status, help): one
-// service call each, a sentence for people and the REST answer's fields for programs. The A2A executor and the
-// chat demo's built-in agent answer alike.
+// service call each, a sentence for people and the REST answer's fields for programs. The A2A executor (as the
+// artifact of a completed task) and the chat demo's built-in agent answer alike.
+import { randomUUID } from 'node:crypto';
+import type { Artifact } from '@a2a-js/sdk';
 import type { Services } from '../services/index.js';
 import { skills } from './agent-card.js';
-import type { IntentRequest } from './intents.js';
+import type { Intent, IntentRequest } from './intents.js';
+import { answerParts } from './parts.js';
+
+/** A query's answer as its task's artifact: the sentence, then the fields of the REST response. */
+export const answerArtifact = (intent: Intent, text: string, data: object): Artifact => ({
+  artifactId: randomUUID(),
+  name: `${intent}-answer`,
+  description: 'The answer: a sentence, then the same fields as the REST response',
+  parts: answerParts(text, data),
+  metadata: undefined,
+  extensions: [],
+});
 
 export async function answerIntent(services: Services, request: IntentRequest): Promise<[string, object]> {
   const { queries, sessions } = services;

@@ -1,17 +1,21 @@
 // The A2A executor: reads the intent from the message (intents.ts), makes the one service call it maps to, and
-// turns the result into parts or a Task. The answer's data part carries the same fields as the matching REST
-// response; every rule (limits, which kind of token, waiting for the human) is the services'.
-// `register` and `deregister` open a session and answer with a Task that stays open while the human acts: its
-// artifact carries the deep link, QR data and session token, and it completes (or fails) by itself as the
-// session watcher reports.
-import { type Task, TaskState } from '@a2a-js/sdk';
+// answers every message with a Task. The answer's data part carries the same fields as the matching REST response;
+// every rule (limits, which kind of token, waiting for the human) is the services'.
+// - A query (lookup, verify, freshness, status, help) completes at once, its answer in an artifact; a failed one
+//   fails, its status message carrying the REST error and status.
+// - A message whose intent or a field is missing, or whose value the service refuses (400), leaves the task
+//   input-required: its status message says what to send, its metadata keeps what was given (task-input.ts), and a
+//   follow-up message on the same task completes the request.
+// - `register` and `deregister` open a session: the task stays open while the human acts, its artifact carries the
+//   deep link, QR data and session token, and it completes (or fails) by itself as the session watcher reports.
+import { type Artifact, type Message, type Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { serviceErrorOf } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../services/sessions.js';
-import { answerIntent } from './answers.js';
+import { answerArtifact, answerIntent } from './answers.js';
 import { rateLimitKeyOf } from './client-address.js';
-import { INTENTS, inputParts, parseIntent } from './intents.js';
+import { type GatheredInput, INTENTS, inputParts, parseIntent, requestFields } from './intents.js';
 import { agentMessage, answerParts } from './parts.js';
 import {
   type FollowedSession,
@@ -22,6 +26,25 @@ import {
   type TaskUpdate,
   workingUpdate,
 } from './session-task.js';
+import { gatheredInputOf, pendingInput } from './task-input.js';
+
+/** How one turn leaves the task. */
+interface Outcome {
+  state: TaskState;
+  /** The status message (words for people, fields for programs). */
+  text?: string;
+  data?: object;
+  artifacts?: Artifact[];
+  metadata?: Record<string, unknown>;
+}
+
+/** The task's history with this turn's message (the SDK appended it to a continued task; here with its ids set). */
+function historyOf(ctx: RequestContext): Message[] {
+  const message = ctx.userMessage;
+  if (!ctx.task) return [message];
+  const history = ctx.task.history.map((m) => (m.messageId === message.messageId ? message : m));
+  return history.some((m) => m.messageId === message.messageId) ? history : [...history, message];
+}
 
 export class RegistryAgentExecutor implements AgentExecutor {
   /** The context of each open session task, for its canceled update. */
@@ -30,22 +53,33 @@ export class RegistryAgentExecutor implements AgentExecutor {
   constructor(private readonly services: Services) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
-    const parsed = parseIntent(inputParts(ctx.userMessage));
+    const parsed = parseIntent(inputParts(ctx.userMessage), gatheredInputOf(ctx.task));
     if (!parsed.ok) {
-      const { message, missing, intent } = parsed;
-      return this.#reply(ctx, bus, message, { error: message, missing, intents: [...INTENTS], ...(intent ? { intent } : {}) });
+      const { message, missing, intent, gathered } = parsed;
+      return this.#inputRequired(ctx, bus, gathered, message, { error: message, missing, intents: [...INTENTS], ...(intent ? { intent } : {}) });
     }
     const { request } = parsed;
     try {
       if (request.opening) return await this.#sessionTask(ctx, bus, request.opening);
       const [text, data] = await answerIntent(this.services, request);
-      this.#reply(ctx, bus, text, data);
+      this.#settle(ctx, bus, {
+        state: TaskState.TASK_STATE_COMPLETED,
+        artifacts: [answerArtifact(request.intent, text, data)],
+        // what the conversation asked, now answered (kept for tasks/get; nothing is missing)
+        ...(ctx.task ? { metadata: pendingInput({ intent: request.intent, fields: requestFields(request.fields) }, []) } : {}),
+      });
     } catch (thrown) {
       // a ServiceError, also from under viem's errors (a chain that does not answer), as the REST error middleware does
       const error = serviceErrorOf(thrown);
       if (!error) throw thrown;
       // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
-      this.#reply(ctx, bus, error.message, { error: error.message, status: error.status, intent: request.intent });
+      const data = { error: error.message, status: error.status, intent: request.intent };
+      if (error.status === 400) {
+        // a value the service refuses, named in its message: the caller sends it again, corrected
+        const gathered: GatheredInput = { intent: request.intent, fields: requestFields(request.fields) };
+        return this.#inputRequired(ctx, bus, gathered, error.message, { ...data, missing: [] });
+      }
+      this.#settle(ctx, bus, { state: TaskState.TASK_STATE_FAILED, text: error.message, data });
     }
   };
 
@@ -64,8 +98,30 @@ export class RegistryAgentExecutor implements AgentExecutor {
     bus.finished();
   };
 
-  #reply(ctx: RequestContext, bus: ExecutionEventBus, text: string, data: object): void {
-    bus.publish(AgentEvent.message(agentMessage(ctx.contextId, answerParts(text, data))));
+  #inputRequired(
+    ctx: RequestContext,
+    bus: ExecutionEventBus,
+    gathered: GatheredInput,
+    text: string,
+    data: { error: string; missing: string[]; [field: string]: unknown },
+  ): void {
+    this.#settle(ctx, bus, { state: TaskState.TASK_STATE_INPUT_REQUIRED, text, data, metadata: pendingInput(gathered, data.missing) });
+  }
+
+  /** Publishes the task as this turn leaves it, as one event (one save), and ends the turn. */
+  #settle(ctx: RequestContext, bus: ExecutionEventBus, outcome: Outcome): void {
+    const { taskId, contextId } = ctx;
+    const message = outcome.text === undefined ? undefined : agentMessage(contextId, answerParts(outcome.text, outcome.data), taskId);
+    const task: Task = {
+      id: taskId,
+      contextId,
+      status: { state: outcome.state, message, timestamp: new Date().toISOString() },
+      artifacts: [...(ctx.task?.artifacts ?? []), ...(outcome.artifacts ?? [])],
+      // the agent's words join the history, as the status updates of a session task do
+      history: message ? [...historyOf(ctx), message] : historyOf(ctx),
+      metadata: { ...ctx.task?.metadata, ...outcome.metadata },
+    };
+    bus.publish(AgentEvent.task(task));
     bus.finished();
   }
 
@@ -97,8 +153,8 @@ export class RegistryAgentExecutor implements AgentExecutor {
       contextId,
       status: status({ state: TaskState.TASK_STATE_SUBMITTED, text: 'Session opened' }),
       artifacts: [sessionArtifact(opening.kind, fields)],
-      history: [ctx.userMessage],
-      metadata: { [SESSION_METADATA]: follow },
+      history: historyOf(ctx),
+      metadata: { ...ctx.task?.metadata, [SESSION_METADATA]: follow },
     };
     bus.publish(AgentEvent.task(task));
     const update = (change: TaskUpdate) => bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(change), metadata: undefined }));

@@ -1,9 +1,10 @@
 // What an A2A caller asks for, read from its message parts: a data part `{intent, network | chainId, agentId, ...}`,
 // JSON written inside a text part, or plain English with keywords ("verify agent 5 on testnet"). Pure: no I/O.
-// Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220.
+// Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220. A request may come in several
+// turns: what the earlier messages of a task gave (GatheredInput, kept in the task) is completed by the next one.
 import type { Message } from '@a2a-js/sdk';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
-import { REGISTRATION_MODES } from '../core/registration-modes.js';
+import { MODE_ALIASES, REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { SessionOpening } from '../services/sessions.js';
 import type { SignedRequest } from '../services/signed-requests.js';
 
@@ -41,7 +42,41 @@ export interface IntentRequest {
   fields: Record<string, unknown>;
 }
 
-export type ParsedIntent = { ok: true; request: IntentRequest } | { ok: false; intent?: Intent; missing: string[]; message: string };
+/** What the turns of a conversation gave so far: the intent once named, and the request fields sent. */
+export interface GatheredInput {
+  intent?: Intent;
+  fields: Record<string, unknown>;
+}
+
+export type ParsedIntent =
+  | { ok: true; request: IntentRequest }
+  | { ok: false; intent?: Intent; missing: string[]; message: string; gathered: GatheredInput };
+
+/** The request fields any intent reads; only these are carried from one turn to the next. */
+const FIELD_NAMES = [
+  'network',
+  'chainId',
+  'agentId',
+  'agent_id',
+  'id',
+  'sessionToken',
+  'token',
+  'signedRequest',
+  'mode',
+  'humanAddress',
+  'address',
+  'agentAddress',
+  'agentSignature',
+  'guardianSignature',
+  'ed25519Pubkey',
+  'ed25519Signature',
+  'disclosures',
+] as const;
+
+/** The request fields among `fields` (the rest of a data part is not kept). */
+export function requestFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(FIELD_NAMES.filter((name) => fields[name] !== undefined && fields[name] !== null).map((name) => [name, fields[name]]));
+}
 
 /** The fields each intent cannot do without. */
 const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken' | 'mode')[]> = {
@@ -82,13 +117,21 @@ const KEYWORDS: [Intent, RegExp][] = [
   ['lookup', /\b(look ?up|info|details|who is|show|find|get)\b/],
 ];
 
-/** Fields written in plain English: "agent 5", "#5", "on testnet", "chain 11142220", a session token. */
+/** Registration modes and their aliases named in plain English, longest first ("ed25519-linked" before "ed25519"). */
+const MODE_WORDS = new RegExp(
+  `(?<![\\w-])(${[...REGISTRATION_MODES, ...Object.keys(MODE_ALIASES)].sort((a, b) => b.length - a.length).join('|')})(?![\\w-])`,
+);
+
+/** Fields written in plain English: "agent 5", "#5" or a bare "5", "on testnet", "chain 11142220", a mode, a session token. */
 function textFields(text: string): { intent?: Intent; fields: Record<string, unknown> } {
   const lower = text.toLowerCase();
   const fields: Record<string, unknown> = {};
   const intent = KEYWORDS.find(([, re]) => re.test(lower))?.[0];
-  const id = /\bagent\s*(?:id\s*)?#?\s*(\d+)\b/.exec(lower) ?? /#(\d+)\b/.exec(lower);
+  // a bare number answers "which agent?"
+  const id = /\bagent\s*(?:id\s*)?#?\s*(\d+)\b/.exec(lower) ?? /#(\d+)\b/.exec(lower) ?? /^\s*(\d+)\s*$/.exec(lower);
   if (id) fields['agentId'] = id[1];
+  const mode = MODE_WORDS.exec(lower);
+  if (mode) fields['mode'] = mode[1];
   if (/\b(testnet|sepolia|alfajores)\b/.test(lower)) fields['network'] = 'testnet';
   const chain = /\bchain\s*(?:id\s*)?(\d+)\b/.exec(lower);
   if (chain) fields['chainId'] = chain[1];
@@ -115,8 +158,12 @@ function jsonObjectIn(text: string): Record<string, unknown> | undefined {
 
 const EXAMPLES = 'e.g. {"intent": "verify", "agentId": 5, "network": "testnet"} or "verify agent 5 on testnet"; say "help" for the list';
 
-/** The request in the parts: data parts first, then JSON in text, then keywords in text. */
-export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
+/**
+ * The request in the parts: data parts first, then JSON in text, then keywords in text. `before` is what earlier
+ * turns of the same task gave: the parts complete it (an intent they name replaces it, a field they send
+ * overrides it).
+ */
+export function parseIntent(parts: readonly InputPart[], before?: GatheredInput): ParsedIntent {
   let fields: Record<string, unknown> = {};
   let intent: Intent | undefined;
   let unknownIntent: string | undefined;
@@ -139,12 +186,19 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
     if (intent === undefined && found.intent) intent = found.intent;
   }
 
+  if (before) {
+    fields = { ...requestFields(before.fields), ...fields };
+    // an intent named now, even an unknown one, replaces the earlier one
+    if (intent === undefined && unknownIntent === undefined) intent = before.intent;
+  }
+  const gathered = (): GatheredInput => ({ ...(intent ? { intent } : {}), fields: requestFields(fields) });
+
   if (intent === undefined) {
     const message =
       unknownIntent !== undefined
         ? `Unknown intent ${JSON.stringify(unknownIntent)}: use one of ${INTENTS.join(', ')} (${EXAMPLES})`
         : `Missing intent: say what you want, one of ${INTENTS.join(', ')} (${EXAMPLES})`;
-    return { ok: false, missing: ['intent'], message };
+    return { ok: false, missing: ['intent'], message, gathered: gathered() };
   }
 
   const agentId = agentIdOf(fields['agentId'] ?? fields['agent_id'] ?? fields['id']);
@@ -160,11 +214,11 @@ export function parseIntent(parts: readonly InputPart[]): ParsedIntent {
   const missing = REQUIRED[intent].filter((name) => !present[name]);
   if (missing.includes('mode')) {
     const message = `The register intent needs mode, one of ${REGISTRATION_MODES.join(', ')}: e.g. {"intent": "register", "mode": "wallet-free", "network": "testnet"}`;
-    return { ok: false, intent, missing, message };
+    return { ok: false, intent, missing, message, gathered: gathered() };
   }
   if (missing.length > 0) {
     const what = missing.map((name) => (name === 'agentId' ? 'agentId (a non-negative integer)' : 'sessionToken')).join(' and ');
-    return { ok: false, intent, missing, message: `The ${intent} intent needs ${what}: ${EXAMPLES}` };
+    return { ok: false, intent, missing, message: `The ${intent} intent needs ${what}: ${EXAMPLES}`, gathered: gathered() };
   }
   const network = networkOf(fields);
   const opening = openingOf(intent, fields, network);

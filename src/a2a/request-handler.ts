@@ -3,7 +3,12 @@
 // 1-100, and a webhook given with the message is for a message that starts a task (register, deregister):
 // other intents answer at once and would leave the config behind unused. Refusals are JSON-RPC
 // invalid-params errors (-32602) that say what to fix.
+// Two task rules too: a register/deregister task follows its session by itself and takes no further message
+// (UnsupportedOperationError, as a finished task does); and over v0.3 a task already canceled is not cancelable
+// again (TaskNotCancelableError: A2A v0.3.0 §8.2 names canceled among the states it covers), while v1.0 keeps
+// the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent").
 import {
+  type CancelTaskRequest,
   type GetTaskRequest,
   type ListTasksRequest,
   type ListTasksResponse,
@@ -12,10 +17,13 @@ import {
   type SendMessageRequest,
   type StreamResponse,
   type Task,
+  TaskState,
 } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { RequestMalformedError, TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { DefaultRequestHandler, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
+import { SESSION_METADATA } from './session-task.js';
+import { OPEN_STATES } from './task-store.js';
 
 function checkHistoryLength(historyLength: number | undefined): void {
   if (historyLength !== undefined && (!Number.isInteger(historyLength) || historyLength < 0)) {
@@ -41,15 +49,47 @@ function checkSend(params: SendMessageRequest): void {
   }
 }
 
+/** A v0.3 request: the JSON-RPC handler names no version for one sent without A2A-Version. */
+const isLegacy = (context: ServerCallContext): boolean => !context.requestedVersion || context.requestedVersion === '0.3';
+
 export class RegistryRequestHandler extends DefaultRequestHandler {
+  readonly #tasks: TaskStore;
+
+  constructor(...args: ConstructorParameters<typeof DefaultRequestHandler>) {
+    super(...args);
+    this.#tasks = args[1];
+  }
+
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSend(params);
+    await this.#checkContinuation(params, context);
     return super.sendMessage(params, context);
   }
 
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     checkSend(params);
+    await this.#checkContinuation(params, context);
     yield* super.sendMessageStream(params, context);
+  }
+
+  override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    if (isLegacy(context) && params.id) {
+      const task = await this.#tasks.load(params.id, context);
+      if (task?.status?.state === TaskState.TASK_STATE_CANCELED) throw new TaskNotCancelableError(`Task ${params.id} is already canceled`);
+    }
+    return super.cancelTask(params, context);
+  }
+
+  /** A message for an open register/deregister task: refused, the task moves on by itself. */
+  async #checkContinuation(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const taskId = params.message?.taskId;
+    if (!taskId) return;
+    const task = await this.#tasks.load(taskId, context);
+    if (task?.metadata?.[SESSION_METADATA] !== undefined && OPEN_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+      throw new UnsupportedOperationError(
+        `Task ${taskId} follows a session and completes by itself when the human acts: it takes no message. Follow it with tasks/get, a stream (tasks/resubscribe, SubscribeToTask) or a webhook`,
+      );
+    }
   }
 
   override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {

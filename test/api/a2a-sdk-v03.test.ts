@@ -5,14 +5,14 @@
 // v0.3 wire. test/api/a2a.test.ts covers the v1.0 client and raw v0.3 JSON-RPC; this file covers the v0.3 client.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentCard, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { type AgentCard, type Task, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REJECT_REASON, reject } from '../../src/identity-app/app.js';
 import type { Services } from '../../src/services/index.js';
-import { dataOf, dataPart, userMessage } from '../support/a2a.js';
+import { answerOf, dataOf, dataPart, userMessage } from '../support/a2a.js';
 import { expectSubmitted, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
@@ -115,13 +115,16 @@ async function startService(networks: TestNetworks): Promise<Service> {
   return { app, services, base, v1, v1Wire, v03, v03Wire, close };
 }
 
-/** A message answer's data part (a query intent never opens a task). */
+/**
+ * A query's answer: a task that ended at once, completed with the answer as its artifact, or failed with the REST
+ * error in its status message.
+ */
 async function ask(client: Client, data: object): Promise<Data> {
   const result = await client.sendMessage(sendRequest(data));
-  expect('messageId' in result, `a message answer to ${JSON.stringify(data)}`).toBe(true);
-  const message = result as Message;
-  expect(message.role).toBe(Role.ROLE_AGENT);
-  return dataOf(message.parts);
+  expect('id' in result && 'status' in result, `a task answer to ${JSON.stringify(data)}`).toBe(true);
+  const task = result as Task;
+  expect([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED]).toContain(task.status?.state);
+  return answerOf(task);
 }
 
 /** A blocking send of a session intent: the task as it waits for the human (auth-required). */
@@ -269,7 +272,7 @@ describe('A2A through the SDK client on the v0.3 wire', () => {
       expect(Math.abs(Number(freshness['secondsRemaining']) - (Number(onChain!.proofExpiresAt) - Date.now() / 1000))).toBeLessThan(5);
     });
 
-    it('an unknown agent: the REST 404 as data in both versions', async () => {
+    it('an unknown agent: a failed task with the REST 404 as data in both versions', async () => {
       const rest = await request(s.app).get(`/api/agent/info/${TESTNET}/987654`);
       expect(rest.status).toBe(404);
       const expected = { error: rest.body.error, status: 404, intent: 'lookup' };
@@ -385,7 +388,7 @@ describe('A2A through the SDK client on the v0.3 wire', () => {
       }
     });
 
-    it('an invalid token: the REST 401 as an error data part in both versions, not a protocol error', async () => {
+    it('an invalid token: a failed task with the REST 401 as an error data part in both versions, not a protocol error', async () => {
       for (const token of [tampered(sessions.identify), 'not-a-session-token']) {
         const rest = await request(s.app).get('/api/agent/identify/status').query({ token });
         expect(rest.status, token).toBe(401);

@@ -1,9 +1,11 @@
 // The A2A endpoint over real chains, through the SDK's own client against a listening server (A2A v1.0), and
-// raw v0.3 JSON-RPC without a version header: help, lookup, verify, freshness, status, incomplete requests, a
-// register task that completes by itself when the identity app approves, and the card against the v0.3 schema.
+// raw v0.3 JSON-RPC without a version header: every message answered with a task (help, lookup, verify, freshness
+// and status completed with their answer as an artifact, incomplete requests input-required), a register task that
+// completes by itself when the identity app approves, and the card against the v0.3 schema.
+// test/api/a2a-conversation.test.ts covers the turns of an input-required task.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { type Part, type Task, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import { Ajv } from 'ajv';
 import type { Express } from 'express';
@@ -12,7 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedHeaders } from '../../src/core/signed-request.js';
 import type { Services } from '../../src/services/index.js';
 import { SESSION_CREATION } from '../../src/services/rate-limits.js';
-import { dataOf, dataPart, legacyDataOf, openRegisterTask, rpc, sendRegister, textPart, userMessage, waitForTaskState } from '../support/a2a.js';
+import {
+  answerOf,
+  dataOf,
+  dataPart,
+  legacyDataOf,
+  openRegisterTask,
+  rpc,
+  sendRegister,
+  textPart,
+  userMessage,
+  waitForTaskState,
+} from '../support/a2a.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { A2A_SCHEMA, a2aCardValidator } from '../support/queries.js';
@@ -31,10 +44,17 @@ describe('A2A endpoint', () => {
   let client: Client;
   let agent: RegisteredAgent;
 
-  const send = async (parts: Part[]): Promise<Message> => {
+  /** Every message is answered with a task. */
+  const send = async (parts: Part[]): Promise<Task> => {
     const result = await client.sendMessage({ tenant: '', message: userMessage(parts), configuration: undefined, metadata: undefined });
-    expect('messageId' in result, 'a message answer').toBe(true);
-    return result as Message;
+    expect('id' in result && 'status' in result, 'a task answer').toBe(true);
+    return result as Task;
+  };
+  /** A query's answer: a completed task, its artifact's data. */
+  const ask = async (parts: Part[]): Promise<Record<string, unknown>> => {
+    const task = await send(parts);
+    expect(task.status?.state, JSON.stringify(task.status)).toBe(TaskState.TASK_STATE_COMPLETED);
+    return answerOf(task);
   };
 
   beforeAll(async () => {
@@ -55,10 +75,14 @@ describe('A2A endpoint', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it('help lists the intents with examples', async () => {
-    const answer = await send([textPart('help')]);
-    expect(answer.role).toBe(Role.ROLE_AGENT);
-    const intents = dataOf(answer.parts)['intents'] as { intent: string; examples: string[] }[];
+  it('help lists the intents with examples: a completed task, the answer its artifact', async () => {
+    const task = await send([textPart('help')]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(task.artifacts).toHaveLength(1);
+    expect(task.artifacts[0]).toMatchObject({ name: 'help-answer' });
+    expect(task.artifacts[0]!.parts.map((p) => p.content?.$case)).toEqual(['text', 'data']);
+    expect(task.history.map((m) => m.messageId)).toHaveLength(1);
+    const intents = answerOf(task)['intents'] as { intent: string; examples: string[] }[];
     expect(intents.map((i) => i.intent).sort()).toEqual(['deregister', 'freshness', 'help', 'lookup', 'register', 'status', 'verify']);
     for (const intent of intents) expect(intent.examples.length).toBeGreaterThan(0);
   });
@@ -66,54 +90,51 @@ describe('A2A endpoint', () => {
   it('lookup answers the same fields as GET /api/agent/info', async () => {
     const rest = await request(app).get(`/api/agent/info/${TESTNET}/${agent.agentId}`);
     expect(rest.status).toBe(200);
-    const answer = await send([dataPart({ intent: 'lookup', agentId: Number(agent.agentId), network: 'testnet' })]);
-    expect(dataOf(answer.parts)).toEqual(rest.body);
+    expect(await ask([dataPart({ intent: 'lookup', agentId: Number(agent.agentId), network: 'testnet' })])).toEqual(rest.body);
     // plain English, same answer
-    const text = await send([textPart(`look up agent ${agent.agentId} on testnet`)]);
-    expect(dataOf(text.parts)).toEqual(rest.body);
+    expect(await ask([textPart(`look up agent ${agent.agentId} on testnet`)])).toEqual(rest.body);
   });
 
   it('verify answers the same fields as GET /api/agent/verify', async () => {
     const rest = await request(app).get(`/api/agent/verify/${TESTNET}/${agent.agentId}`);
-    const answer = await send([textPart(`verify agent ${agent.agentId} on testnet`)]);
-    expect(dataOf(answer.parts)).toEqual(rest.body);
+    expect(await ask([textPart(`verify agent ${agent.agentId} on testnet`)])).toEqual(rest.body);
     expect(rest.body).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
   });
 
   it('freshness answers isProofFresh and proofExpiresAt', async () => {
-    const answer = await send([textPart(`{"intent": "freshness", "agentId": ${agent.agentId}, "chainId": ${TESTNET}}`)]);
-    const data = dataOf(answer.parts);
+    const data = await ask([textPart(`{"intent": "freshness", "agentId": ${agent.agentId}, "chainId": ${TESTNET}}`)]);
     expect(data).toMatchObject({ agentId: Number(agent.agentId), chainId: TESTNET, hasProof: true, isProofFresh: true });
     expect(data['proofExpiresAt']).toBeGreaterThan(Date.now() / 1000);
   });
 
-  it('an unknown agent gets the REST error as data, not a protocol error', async () => {
-    const answer = await send([dataPart({ intent: 'lookup', agentId: 987654, chainId: TESTNET })]);
-    expect(dataOf(answer.parts)).toMatchObject({ status: 404, intent: 'lookup' });
+  it('an unknown agent: a failed task whose status message carries the REST error, not a protocol error', async () => {
+    const task = await send([dataPart({ intent: 'lookup', agentId: 987654, chainId: TESTNET })]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(task.artifacts).toEqual([]);
+    expect(answerOf(task)).toMatchObject({ status: 404, intent: 'lookup', error: expect.stringContaining('987654') });
   });
 
   it('verify checks a signed agent request carried in a data part, once', async () => {
     const body = '{"order":1}';
     const headers = await signedHeaders({ type: 'secp256k1', account: agent.agent }, { method: 'POST', url: '/orders', body });
-    const ask = async () =>
-      dataOf(
-        (await send([dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body } })])).parts,
-      );
-    expect(await ask()).toMatchObject({ valid: true, agentId: String(agent.agentId), agentAddress: agent.agent.address, keyType: 'secp256k1' });
-    expect(await ask()).toMatchObject({ status: 409, error: 'Replay detected' });
-    const tampered = dataOf(
-      (await send([dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body: '{}' } })]))
-        .parts,
-    );
-    expect(tampered).toMatchObject({ status: 403 });
+    const check = async () =>
+      answerOf(await send([dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body } })]));
+    expect(await check()).toMatchObject({ valid: true, agentId: String(agent.agentId), agentAddress: agent.agent.address, keyType: 'secp256k1' });
+    expect(await check()).toMatchObject({ status: 409, error: 'Replay detected' });
+    const tampered = await send([
+      dataPart({ intent: 'verify', network: 'testnet', signedRequest: { headers, method: 'POST', url: '/orders', body: '{}' } }),
+    ]);
+    expect(tampered.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(answerOf(tampered)).toMatchObject({ status: 403 });
   });
 
-  it('an incomplete request says what is missing', async () => {
-    const noId = dataOf((await send([dataPart({ intent: 'verify', network: 'testnet' })])).parts);
-    expect(noId).toMatchObject({ missing: ['agentId'] });
-    expect(String(noId['error'])).toMatch(/agentId/);
-    expect(dataOf((await send([textPart('good morning')])).parts)).toMatchObject({ missing: ['intent'] });
-    expect(dataOf((await send([dataPart({ intent: 'status' })])).parts)).toMatchObject({ missing: ['sessionToken'] });
+  it('an incomplete request: an input-required task that says what is missing', async () => {
+    const noId = await send([dataPart({ intent: 'verify', network: 'testnet' })]);
+    expect(noId.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(answerOf(noId)).toMatchObject({ missing: ['agentId'], intent: 'verify' });
+    expect(String(answerOf(noId)['error'])).toMatch(/agentId/);
+    expect(answerOf(await send([textPart('good morning')]))).toMatchObject({ missing: ['intent'] });
+    expect(answerOf(await send([dataPart({ intent: 'status' })]))).toMatchObject({ missing: ['sessionToken'] });
   });
 
   it('a raw v0.3 message/send (no A2A-Version header) with a data part', async () => {
@@ -133,9 +154,8 @@ describe('A2A endpoint', () => {
         },
       });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'message', role: 'agent' } });
-    const data = (res.body.result.parts as { kind: string; data?: object }[]).find((p) => p.kind === 'data')?.data;
-    expect(data).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
+    expect(legacyDataOf(res.body.result)).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
   });
 
   it('a protocol error is a JSON-RPC error object with HTTP 200', async () => {
@@ -251,7 +271,7 @@ describe('A2A endpoint', () => {
 
     // status of the session token, as GET /api/agent/register/status answers it
     const token = String(dataOf(task!.artifacts[0]?.parts)['sessionToken']);
-    const status = dataOf((await send([dataPart({ intent: 'status', sessionToken: token })])).parts);
+    const status = await ask([dataPart({ intent: 'status', sessionToken: token })]);
     expect(status).toMatchObject({ stage: 'completed', agentId: last?.data['agentId'], network: 'testnet' });
 
     // tasks/get after a restart: a new app over the same store (v0.3, no version header)
@@ -289,7 +309,7 @@ describe('A2A endpoint', () => {
     expect((await request(app).get(`/api/agent/info/${TESTNET}/${registered.agentId}`)).status).toBe(404);
   });
 
-  it('v0.3 message/stream answers server-sent events', async () => {
+  it('v0.3 message/stream answers server-sent events: the completed task of a query, then the end', async () => {
     const res = await request(app)
       .post('/api/a2a')
       .set('Accept', 'text/event-stream')
@@ -305,24 +325,27 @@ describe('A2A endpoint', () => {
       .split('\n')
       .filter((line) => line.startsWith('data:'))
       .map((line) => JSON.parse(line.slice(5)) as { id: number; result: { kind: string } });
-    expect(events[0]).toMatchObject({ id: 4, result: { kind: 'message' } });
+    expect(events).toEqual([
+      expect.objectContaining({ id: 4, result: expect.objectContaining({ kind: 'task', status: expect.objectContaining({ state: 'completed' }) }) }),
+    ]);
   });
 
-  it.skipIf(!hasSharedFile(A2A_SCHEMA))('v0.3 answers validate against the A2A v0.3.0 Message and Task definitions', async () => {
+  it.skipIf(!hasSharedFile(A2A_SCHEMA))('v0.3 answers validate against the A2A v0.3.0 Task definition', async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     ajv.addSchema(readSharedJson<object>(A2A_SCHEMA), 'a2a');
-    const message = ajv.getSchema('a2a#/definitions/Message')!;
-    const res = await request(app)
-      .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 5,
-        method: 'message/send',
-        params: {
-          message: { kind: 'message', messageId: 'm-5', role: 'user', parts: [{ kind: 'text', text: `lookup agent ${agent.agentId} on testnet` }] },
-        },
-      });
-    expect(message(res.body.result) ? [] : message.errors).toEqual([]);
+    const validate = ajv.getSchema('a2a#/definitions/Task')!;
+    for (const [i, text] of [`lookup agent ${agent.agentId} on testnet`, 'lookup agent 987654 on testnet', 'good morning'].entries()) {
+      const res = await request(app)
+        .post('/api/a2a')
+        .send({
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'message/send',
+          params: { message: { kind: 'message', messageId: `m-5-${i}`, role: 'user', parts: [{ kind: 'text', text }] } },
+        });
+      expect(res.body.result.status.state, text).toBe(['completed', 'failed', 'input-required'][i]);
+      expect(validate(res.body.result) ? [] : validate.errors, text).toEqual([]);
+    }
   });
 
   it('register through a blocking v0.3 message/send: the auth-required task at once, completed later on tasks/get', async () => {
@@ -398,9 +421,8 @@ describe('A2A endpoint', () => {
           method: 'message/send',
           params: { message: { kind: 'message', messageId: `q-${i}`, role: 'user', parts: [{ kind: 'data', data }] } },
         });
-      const legacyData = (legacy.body.result.parts as { kind: string; data?: object }[]).find((p) => p.kind === 'data')?.data;
-      const current = dataOf((await send([dataPart(data)])).parts);
-      expect(legacyData, JSON.stringify(data)).toEqual(current);
+      expect(legacy.body.result.status.state, JSON.stringify(data)).toBe('completed');
+      expect(legacyDataOf(legacy.body.result), JSON.stringify(data)).toEqual(await ask([dataPart(data)]));
     }
     const raw = await request(app)
       .post('/api/a2a')
@@ -418,8 +440,8 @@ describe('A2A endpoint', () => {
         },
       });
     expect(raw.status).toBe(200);
-    expect(raw.body.result.message.role).toBe('ROLE_AGENT');
-    expect(raw.body.result.message.parts.find((p: { data?: object }) => p.data).data).toMatchObject({ isVerified: true, chainId: TESTNET });
+    expect(raw.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(raw.body.result.task.artifacts[0].parts.find((p: { data?: object }) => p.data).data).toMatchObject({ isVerified: true, chainId: TESTNET });
   });
 
   it("ListTasks shows a client its own tasks (artifacts only on request), never another address's", async () => {
@@ -555,10 +577,11 @@ describe('A2A session creations count against the per-address limit', () => {
   });
   afterAll(() => services.watcher.stopAll());
 
-  it('answers the 11th register from one address within a minute with a 429 error part', async () => {
-    for (let i = 1; i <= SESSION_CREATION.limit; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.kind).toBe('task');
+  it('answers the 11th register from one address within a minute with a failed task carrying the 429', async () => {
+    for (let i = 1; i <= SESSION_CREATION.limit; i++) expect((await sendRegister(app, '203.0.113.7')).body.result.status.state).toBe('auth-required');
     const refused = await sendRegister(app, '203.0.113.7');
     expect(refused.status).toBe(200);
+    expect(refused.body.result).toMatchObject({ kind: 'task', status: { state: 'failed' } });
     expect(legacyDataOf(refused.body.result)).toMatchObject({
       status: 429,
       intent: 'register',
@@ -585,19 +608,22 @@ describe('A2A open session tasks are capped', () => {
     racingApp.services.watcher.stopAll();
   });
 
-  it('refuses a register beyond the cap with a 503 error part, and accepts again once a task ends', async () => {
+  it('refuses a register beyond the cap with a failed task carrying the 503, and accepts again once a task ends', async () => {
     const first = await openRegisterTask(app);
     await openRegisterTask(app);
     const refused = await sendRegister(app);
+    expect(refused.body.result.status.state).toBe('failed');
     expect(legacyDataOf(refused.body.result)).toMatchObject({ status: 503, intent: 'register', error: expect.stringContaining('2 open sessions') });
     await rpc(app, 'tasks/cancel', { id: first.taskId });
-    expect((await sendRegister(app)).body.result.kind).toBe('task');
+    expect((await sendRegister(app)).body.result.status.state).toBe('auth-required');
   });
 
-  it('four registers at once from four addresses: one task, three 503 error parts', async () => {
+  it('four registers at once from four addresses: one open task, three failed with the 503', async () => {
     const answers = await Promise.all([1, 2, 3, 4].map((i) => sendRegister(racing, `198.51.100.${i}`)));
-    expect(answers.filter((res) => res.body.result.kind === 'task')).toHaveLength(1);
-    for (const res of answers.filter((r) => r.body.result.kind === 'message')) expect(legacyDataOf(res.body.result)).toMatchObject({ status: 503 });
+    expect(answers.filter((res) => res.body.result.status.state === 'auth-required')).toHaveLength(1);
+    const failed = answers.filter((r) => r.body.result.status.state === 'failed');
+    expect(failed).toHaveLength(3);
+    for (const res of failed) expect(legacyDataOf(res.body.result)).toMatchObject({ status: 503 });
     expect(racingApp.services.watcher.size).toBe(1);
   });
 });

@@ -444,8 +444,12 @@ describe('configured RPCs that stop answering', () => {
         },
       }),
     });
-    const a2aBody = (await a2a.json()) as { result: { parts: { kind: string; data?: { error?: string; status?: number } }[] } };
-    expect(a2aBody.result.parts.find((p) => p.kind === 'data')?.data).toMatchObject({
+    // a failed task: its status message carries the REST error
+    const a2aBody = (await a2a.json()) as {
+      result: { status: { state: string; message: { parts: { kind: string; data?: { error?: string; status?: number } }[] } } };
+    };
+    expect(a2aBody.result.status.state).toBe('failed');
+    expect(a2aBody.result.status.message.parts.find((p) => p.kind === 'data')?.data).toMatchObject({
       error: expect.stringMatching(/^mainnet chain unreachable: connection refused/),
       status: 500,
     });

@@ -1,6 +1,6 @@
-// What the A2A tests share: building the SDK's v1.0 message parts, reading data parts back, and raw v0.3
+// What the A2A tests share: building the SDK's v1.0 message parts, reading data parts and answers back, and raw v0.3
 // JSON-RPC calls (no A2A-Version header) for opening a register task and waiting on its state.
-import { type Message, type Part, Role } from '@a2a-js/sdk';
+import { type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
 import type { Express } from 'express';
 import request from 'supertest';
 
@@ -31,6 +31,13 @@ export const dataOf = (parts: Part[] | undefined): Record<string, unknown> => {
   return (part?.content?.value ?? {}) as Record<string, unknown>;
 };
 
+/**
+ * What a task answers (v1.0 shape): a completed task's artifact data (a query's REST fields), else its status
+ * message's data (what an input-required task needs, a failed one's error).
+ */
+export const answerOf = (task: Task): Record<string, unknown> =>
+  task.status?.state === TaskState.TASK_STATE_COMPLETED ? dataOf(task.artifacts[0]?.parts) : dataOf(task.status?.message?.parts);
+
 /** A raw v0.3 JSON-RPC call (no A2A-Version header), optionally from another client address. */
 export const rpc = (app: Express, method: string, params: object, forwardedFor?: string) => {
   const req = request(app).post('/api/a2a');
@@ -38,7 +45,7 @@ export const rpc = (app: Express, method: string, params: object, forwardedFor?:
   return req.send({ jsonrpc: '2.0', id: 1, method, params });
 };
 
-/** A v0.3 message/send of a testnet register intent: the raw answer (a task, or a message with an error part). */
+/** A v0.3 message/send of a testnet register intent: the raw answer (an open task, or a failed one with an error part). */
 export const sendRegister = (app: Express, forwardedFor?: string) =>
   rpc(
     app,
@@ -47,14 +54,23 @@ export const sendRegister = (app: Express, forwardedFor?: string) =>
     forwardedFor,
   );
 
-/** The data part of a v0.3 answer's message (an error part when a register is refused). */
-export const legacyDataOf = (result: { parts: { kind: string; data?: Record<string, unknown> }[] }): Record<string, unknown> =>
-  result.parts.find((p) => p.kind === 'data')?.data ?? {};
+type LegacyParts = { parts: { kind: string; data?: Record<string, unknown> }[] };
+
+/**
+ * The data part of a v0.3 answer: a message's, a completed task's artifact, or another task's status message (the
+ * error part of a refused register, what an input-required task needs).
+ */
+export const legacyDataOf = (
+  result: LegacyParts | { kind: 'task'; status: { state: string; message?: LegacyParts }; artifacts?: LegacyParts[] },
+): Record<string, unknown> => {
+  const parts = 'parts' in result ? result : result.status.state === 'completed' ? result.artifacts?.[0] : result.status.message;
+  return parts?.parts.find((p) => p.kind === 'data')?.data ?? {};
+};
 
 /** A v0.3 register task opened with message/send: its id and its artifact's data (deepLink, sessionToken, ...). */
 export async function openRegisterTask(app: Express, forwardedFor?: string): Promise<{ taskId: string; artifact: Record<string, unknown> }> {
   const res = await sendRegister(app, forwardedFor);
-  if (res.body.result?.kind !== 'task') throw new Error(`no task: ${JSON.stringify(res.body)}`);
+  if (res.body.result?.status?.state !== 'auth-required') throw new Error(`no open task: ${JSON.stringify(res.body)}`);
   const artifact = legacyDataOf(res.body.result.artifacts[0]);
   return { taskId: res.body.result.id as string, artifact };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type InputPart, parseIntent } from '../../src/a2a/intents.js';
+import { type InputPart, parseIntent, requestFields } from '../../src/a2a/intents.js';
 
 const text = (t: string): InputPart => ({ kind: 'text', text: t });
 const data = (d: Record<string, unknown>): InputPart => ({ kind: 'data', data: d });
@@ -65,4 +65,44 @@ describe('parseIntent', () => {
     const unknown = parseIntent([data({ intent: 'dance' })]);
     expect(unknown.ok ? '' : unknown.message).toMatch(/Unknown intent "dance"/);
   });
+
+  it('completes what earlier turns gathered: their intent and fields, overridden by what this turn sends', () => {
+    const first = parseIntent([text('good morning')]);
+    expect(first).toMatchObject({ ok: false, missing: ['intent'], gathered: { fields: {} } });
+    const second = parseIntent([data({ intent: 'lookup', network: 'testnet', note: 'not a request field' })], first.ok ? undefined : first.gathered);
+    expect(second).toMatchObject({
+      ok: false,
+      intent: 'lookup',
+      missing: ['agentId'],
+      gathered: { intent: 'lookup', fields: { network: 'testnet' } },
+    });
+    const before = second.ok ? undefined : second.gathered;
+    // a bare number answers "which agent?"
+    expect(ok2([text('7')], before)).toMatchObject({ intent: 'lookup', agentId: 7n, network: 'testnet' });
+    // a field sent now overrides the earlier one; an intent named now replaces the earlier one
+    expect(ok2([data({ agentId: 8, network: 'mainnet' })], before)).toMatchObject({ intent: 'lookup', agentId: 8n, network: 'mainnet' });
+    expect(ok2([text('verify agent 9')], before)).toMatchObject({ intent: 'verify', agentId: 9n, network: 'testnet' });
+    expect(parseIntent([data({ intent: 'dance' })], before)).toMatchObject({ ok: false, missing: ['intent'] });
+  });
+
+  it('reads a registration mode named in plain English, longest name first', () => {
+    const mode = (t: string) =>
+      (parseIntent([text(t)]) as { ok: boolean; request?: { opening?: { request: { mode: string } } } }).request?.opening?.request.mode;
+    expect(mode('register a wallet-free agent')).toBe('wallet-free');
+    expect(mode('register an ed25519-linked agent on testnet')).toBe('ed25519-linked');
+    expect(mode('register an ed25519 agent')).toBe('ed25519');
+    expect(mode('Register with Privy')).toBe('privy');
+    expect(mode('register an unlinked agent')).toBeUndefined();
+  });
+
+  it('keeps only request fields, and no nulls, between turns', () => {
+    expect(requestFields({ agentId: 3, network: null, key: 'value', nested: { a: 1 }, mode: 'linked' })).toEqual({ agentId: 3, mode: 'linked' });
+    expect(parseIntent([data({ intent: 'lookup', agentId: null })])).toMatchObject({ ok: false, missing: ['agentId'], gathered: { fields: {} } });
+  });
 });
+
+function ok2(parts: InputPart[], before: Parameters<typeof parseIntent>[1]) {
+  const parsed = parseIntent(parts, before);
+  if (!parsed.ok) throw new Error(`expected a request, got: ${parsed.message}`);
+  return parsed.request;
+}
