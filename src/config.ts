@@ -52,6 +52,8 @@ export interface Config {
   maxAgentsPerHuman: number;
   /** A2A push notifications may go to loopback, private and link-local addresses, over plain http too. */
   pushAllowPrivateNetworks: boolean;
+  /** How often an open A2A stream gets a keep-alive comment (ms), so idle-timeout proxies keep it open. */
+  streamKeepAliveMs: number;
   /** The demo agent's key per network (POST /api/demo/agent-to-agent); the embedded testnet makes its own. */
   demoAgentKeys: Partial<Record<NetworkName, `0x${string}`>>;
   /** Pays for POST /api/demo/chain-verify's transactions on configured chains (local chains use their operator). */
@@ -137,6 +139,9 @@ const envSchema = z.object({
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
   A2A_PUSH_ALLOW_PRIVATE_NETWORKS: flag.default('false'),
+  A2A_STREAM_KEEPALIVE_MS: optional(
+    z.coerce.number().int().min(1_000, 'must be at least 1000 (1 s)').max(300_000, 'must be at most 300000 (5 min)'),
+  ).default(15_000),
   DEMO_AGENT_PRIVATE_KEY_MAINNET: optional(privateKey),
   DEMO_AGENT_PRIVATE_KEY_TESTNET: optional(privateKey),
   RELAYER_PRIVATE_KEY: optional(privateKey),
@@ -239,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
     pushAllowPrivateNetworks: isSet(values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS),
+    streamKeepAliveMs: values.A2A_STREAM_KEEPALIVE_MS,
     ...(values.RELAYER_PRIVATE_KEY ? { relayerKey: values.RELAYER_PRIVATE_KEY } : {}),
     ...(values.CHAT_AGENT_URL ? { chatAgentUrl: values.CHAT_AGENT_URL } : {}),
     demoAgentKeys: {

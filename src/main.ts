@@ -312,6 +312,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       store,
       secret: sessionSecret,
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
+      streamKeepAliveMs: config.streamKeepAliveMs,
       logger,
     });
     const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;

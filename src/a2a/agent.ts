@@ -18,8 +18,12 @@ import { KeyValuePushConfigStore } from './push-config-store.js';
 import type { PushTargetPolicy, Resolver } from './push-destination.js';
 import { WebhookPushSender } from './push-sender.js';
 import { RegistryRequestHandler } from './request-handler.js';
+import { keepStreamsAlive } from './stream-keepalive.js';
 import { resumeOpenTasks } from './task-resume.js';
 import { KeyValueTaskStore } from './task-store.js';
+
+/** How often an open stream gets a keep-alive comment by default: well within a proxy's usual 60 s idle timeout. */
+export const DEFAULT_STREAM_KEEPALIVE_MS = 15_000;
 
 export interface A2aAgentOptions {
   publicUrl: string;
@@ -31,6 +35,8 @@ export interface A2aAgentOptions {
   /** Which webhook destinations push notifications may reach. */
   pushPolicy: PushTargetPolicy;
   logger: Logger;
+  /** How often an open stream (message/stream, resubscriptions) gets a keep-alive comment; default 15 s. */
+  streamKeepAliveMs?: number;
   /** Tests: how push hosts resolve, and the waits between delivery attempts. */
   pushResolver?: Resolver;
   pushRetryDelaysMs?: readonly number[];
@@ -89,7 +95,10 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');
   return {
     card: atRoot(agentCardHandler({ agentCardProvider: requestHandler, legacyCompat })),
-    rpc: atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
+    rpc: keepStreamsAlive(
+      atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
+      options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
+    ),
     idle: () => push.idle(),
   };
 }

@@ -41,6 +41,8 @@ export interface TestAppOptions {
   reportedTxTimeoutMs?: number;
   /** A2A push notifications: how hosts resolve, waits between attempts. */
   push?: Pick<A2aAgentOptions, 'pushResolver' | 'pushRetryDelaysMs'>;
+  /** How often an open A2A stream gets a keep-alive comment (ms). */
+  streamKeepAliveMs?: number;
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -71,6 +73,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     pushPolicy: options.pushPolicy ?? { allowPrivateNetworks: false },
     logger,
     ...options.push,
+    ...(options.streamKeepAliveMs !== undefined ? { streamKeepAliveMs: options.streamKeepAliveMs } : {}),
   });
   const app = createApp({
     chains,
