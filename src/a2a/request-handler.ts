@@ -6,9 +6,11 @@
 // Two task rules too: a register/deregister task follows its session by itself and takes no further message
 // (UnsupportedOperationError, as a finished task does); and over v0.3 a task already canceled is not cancelable
 // again (TaskNotCancelableError: A2A v0.3.0 §8.2 names canceled among the states it covers), while v1.0 keeps
-// the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent").
+// the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent"). A push config asked for
+// without its id is the task's own.
 import {
   type CancelTaskRequest,
+  type GetTaskPushNotificationConfigRequest,
   type GetTaskRequest,
   type ListTasksRequest,
   type ListTasksResponse,
@@ -17,10 +19,11 @@ import {
   type SendMessageRequest,
   type StreamResponse,
   type Task,
+  type TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, type PushNotificationStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
 import { SESSION_METADATA } from './session-task.js';
 import { OPEN_STATES } from './task-store.js';
@@ -54,10 +57,12 @@ const isLegacy = (context: ServerCallContext): boolean => !context.requestedVers
 
 export class RegistryRequestHandler extends DefaultRequestHandler {
   readonly #tasks: TaskStore;
+  readonly #configs: PushNotificationStore | undefined;
 
   constructor(...args: ConstructorParameters<typeof DefaultRequestHandler>) {
     super(...args);
     this.#tasks = args[1];
+    this.#configs = args[4];
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -90,6 +95,23 @@ export class RegistryRequestHandler extends DefaultRequestHandler {
         `Task ${taskId} follows a session and completes by itself when the human acts: it takes no message. Follow it with tasks/get, a stream (tasks/resubscribe, SubscribeToTask) or a webhook`,
       );
     }
+  }
+
+  /**
+   * Without a config id (v0.3's TaskIdParams form of tasks/pushNotificationConfig/get, v0.3.0 §7.6: "the current push
+   * notification configuration for a specified task"): the config kept under the task's own id, else the task's only
+   * one. The SDK looks for the id "" instead.
+   */
+  override async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    if (!params.id && params.taskId) {
+      const configs = await this.#configs?.load(params.taskId, context);
+      const only = configs?.find((config) => config.id === params.taskId) ?? (configs?.length === 1 ? configs[0] : undefined);
+      if (only?.id) return super.getTaskPushNotificationConfig({ ...params, id: only.id }, context);
+    }
+    return super.getTaskPushNotificationConfig(params, context);
   }
 
   override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {

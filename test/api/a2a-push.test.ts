@@ -166,6 +166,36 @@ describe('A2A push notifications to a webhook on this machine', () => {
     expect(last.body).toMatchObject({ kind: 'task', id: taskId, status: { state: 'completed' } });
   });
 
+  it('v0.3: a config set without an id is got back with the task id alone (the TaskIdParams form), on an input-required task too', async () => {
+    // an input-required task (a message without intent) takes a webhook: its follow-ups will notify it
+    const sent = await rpc(t.app, 'message/send', {
+      message: {
+        kind: 'message',
+        messageId: crypto.randomUUID(),
+        role: 'user',
+        parts: [{ kind: 'text', text: 'Task for push notification config test' }],
+      },
+    });
+    const taskId = sent.body.result.id as string;
+    expect(sent.body.result.status.state).toBe('input-required');
+    const set = await rpc(t.app, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { url: `${receiver.url}/no-id` } });
+    expect(set.body.result, JSON.stringify(set.body)).toMatchObject({ taskId, pushNotificationConfig: { url: `${receiver.url}/no-id` } });
+    const got = await rpc(t.app, 'tasks/pushNotificationConfig/get', { id: taskId });
+    expect(got.body.result, JSON.stringify(got.body)).toMatchObject({ taskId, pushNotificationConfig: { url: `${receiver.url}/no-id` } });
+    // an id that names no config is still not found
+    const unknown = await rpc(t.app, 'tasks/pushNotificationConfig/get', { id: taskId, pushNotificationConfigId: 'default' });
+    expect(unknown.body.error).toMatchObject({ code: -32001 });
+    // a second config: without an id the request no longer names one
+    await rpc(t.app, 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'second', url: `${receiver.url}/second` } });
+    expect((await rpc(t.app, 'tasks/pushNotificationConfig/get', { id: taskId })).body.error).toMatchObject({ code: -32001 });
+    // the follow-up that completes the task notifies the webhooks
+    await rpc(t.app, 'message/send', {
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'help' }], taskId },
+    });
+    const deliveries = await receiver.waitFor('/no-id', (all) => all.length > 0);
+    expect(deliveries.at(-1)!.body).toMatchObject({ kind: 'task', id: taskId, status: { state: 'completed' } });
+  });
+
   it('retries a webhook that answers 503', async () => {
     const path = '/flaky-hook';
     const { taskId } = await openRegisterTask(t.app);
