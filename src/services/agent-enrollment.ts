@@ -51,6 +51,11 @@ function ecdsaSignatureParts(signature: string, mode: RegistrationMode): EcdsaSi
   if (!isHex(hex) || hex.length !== 132) {
     throw badRequest(`agentSignature must be the 65-byte (130 hex) signature of the challenge from your ${mode} wallet`);
   }
+  const v = hex.slice(-2).toLowerCase();
+  // parseSignature throws on any other recovery byte: the caller's mistake, said as such
+  if (!['1b', '1c', '00', '01'].includes(v)) {
+    throw badRequest(`agentSignature must end in its recovery byte v: 1b or 1c (27 or 28), or 00 or 01; got ${v}`);
+  }
   const { r, s, yParity } = parseSignature(hex);
   return { r, s, v: yParity === 0 ? 27 : 28 };
 }

@@ -74,9 +74,9 @@ describe('POST /api/demo/agent-to-agent', () => {
     expect((await request(q.app).post(PATH).set(headers).set('content-type', 'application/json').send(body)).status).toBe(409);
   });
 
-  it('500 naming the setting on a network without a demo agent, 401 without headers', async () => {
+  it('503 naming the setting on a network without a demo agent, 401 without headers', async () => {
     const mainnet = await request(q.app).post('/api/demo/agent-to-agent?network=mainnet').send({});
-    expect(mainnet.status).toBe(500);
+    expect(mainnet.status).toBe(503);
     expect(mainnet.body.error).toMatch(/DEMO_AGENT_PRIVATE_KEY_MAINNET/);
     expect((await request(q.app).post(PATH).send({})).status).toBe(401);
   });

@@ -218,6 +218,24 @@ describe('input validation: addresses and Ed25519 keys', () => {
     });
   });
 
+  describe('ECDSA signatures', () => {
+    it('a recovery byte other than 1b, 1c, 00 or 01 is a 400 naming it, not a failure of the service', async () => {
+      const body = { mode: 'privy', network: 'testnet', humanAddress: newAccount().address, agentAddress: newAccount().address };
+      for (const v of ['02', '1d', 'ff']) {
+        const agentSignature = `0x${'11'.repeat(64)}${v}`;
+        expect400(
+          await post('/api/agent/register', { ...body, agentSignature }),
+          'agentSignature',
+          /ending in its recovery byte \(1b, 1c, 00 or 01\)/,
+        );
+        await expectRefused(
+          services.registration.start({ ...body, agentSignature }),
+          new RegExp(`^agentSignature must end in its recovery byte v: .*; got ${v}$`),
+        );
+      }
+    });
+  });
+
   describe('Ed25519 public keys the registry refuses', () => {
     const signature = 'ab'.repeat(64);
 

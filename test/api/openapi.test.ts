@@ -232,6 +232,17 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes['sessionTokenQuery']).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
   });
 
+  it("documents the body parsers' refusals on every POST whose body the app parses", () => {
+    const posts = operations(doc).filter(({ method }) => method === 'post');
+    // the A2A endpoint and the account-abstraction proxy read their own bodies and document their own answers
+    const ownBody = ['/api/a2a', '/api/aa/token', '/api/aa/bundler', '/api/aa/paymaster'];
+    for (const { path, operation } of posts.filter(({ path }) => !ownBody.includes(path))) {
+      expect(Object.keys(operation.responses), path).toEqual(expect.arrayContaining(['400', '413', '415']));
+      expect(operation.responses['415']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+    expect(doc.paths['/api/aa/token']?.post?.responses).not.toHaveProperty('415');
+  });
+
   it('requires the session token, in one of its transports, wherever a session is read', () => {
     const sessionOperations = operations(doc).filter(({ operation }) => JSON.stringify(operation.security ?? []).includes('sessionToken'));
     expect(sessionOperations.length).toBe(14); // status, QR and callback of four kinds of session, and export by GET and POST

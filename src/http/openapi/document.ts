@@ -187,6 +187,17 @@ function responseContent(doc: ResponseDoc, schemaRef: JsonSchema | undefined): R
 
 const isOptional = (schema: z.ZodType): schema is z.ZodOptional<z.ZodType> => schema instanceof z.ZodOptional;
 
+/** What the app's body parsers answer, before any route, to a POST body they cannot read. */
+const PARSER_ANSWERS: Record<number, ResponseDoc> = {
+  413: { description: 'The body is over 200 kB' },
+  415: { description: 'The body has a charset or a Content-Encoding the service cannot decode (the message says which)' },
+};
+
+/** The route's answers, and the body parsers' where the app parses its body. */
+function answersOf(route: RouteDoc): Record<number, ResponseDoc> {
+  return route.method === 'post' && !route.ownBody ? { ...PARSER_ANSWERS, ...route.responses } : route.responses;
+}
+
 /**
  * The session token is required, in one of its transports: the Authorization header or ?token= (alternatives, each
  * enough). A token that may come in the JSON body instead cannot be a security scheme: the empty alternative says
@@ -219,7 +230,7 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
     const body = route.body
       ? { required: !isOptional(route.body), name: input.name(isOptional(route.body) ? route.body.unwrap() : route.body, `${base}Request`) }
       : undefined;
-    const responses = Object.entries(route.responses).map(([status, doc]) => {
+    const responses = Object.entries(answersOf(route)).map(([status, doc]) => {
       const code = Number(status);
       const schema = doc.schema ?? (code >= 400 && !doc.contentType ? errorSchema : undefined);
       return { status, doc, name: schema ? output.name(schema, `${base}Response${code === 200 ? '' : status}`) : undefined };

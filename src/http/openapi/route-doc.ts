@@ -26,5 +26,11 @@ export interface RouteDoc {
   signedRequest?: 'required' | 'optional';
   /** Needs the account-abstraction proxy's token (header x-aa-proxy-token). */
   proxyToken?: boolean;
+  /**
+   * The handler reads its own body and documents its own answers to one it cannot read. Otherwise a POST's body goes
+   * through the app's JSON or text parser, whose refusals (too large, an undecodable charset or encoding) the
+   * document adds to the operation.
+   */
+  ownBody?: boolean;
   responses: Record<number, ResponseDoc>;
 }

@@ -225,7 +225,7 @@ export function demoRoutes(services: Services): Route[] {
       responses: {
         200: { description: 'The signed answer (x-svc-agent-* response headers)', schema: agentToAgentSchema },
         ...signatureErrors,
-        500: { description: 'No demo agent on this network (the message names the setting), or the chain RPC failed' },
+        503: { description: 'No demo agent on this network (the message names the setting)' },
       },
       handler: async (req, res) => {
         const { network } = parseWith(demoQuerySchema, req.query, 'query');

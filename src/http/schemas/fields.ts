@@ -74,6 +74,13 @@ const hexPattern = (digits: number | [number, number]): RegExp =>
 export const hexText = (digits: number | [number, number], message: string, what: string) =>
   z.string({ error: message }).regex(hexPattern(digits), message).describe(what);
 
+/** A 65-byte ECDSA signature r || s || v, v the recovery byte as wallets write it (27, 28) or as 0, 1. */
+export const ecdsaSignatureText = (message: string, what: string) =>
+  z
+    .string({ error: message })
+    .regex(/^(?:0[xX])?[0-9a-fA-F]{128}(?:1[bBcC]|0[01])$/, message)
+    .describe(`${what}: 65 bytes, 130 hex (0x optional), ending in the recovery byte 1b, 1c, 00 or 01`);
+
 /** An Ed25519 public key as the registry's verifier accepts it (strict RFC 8032). */
 export const ed25519PublicKey = (what: string) =>
   z

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { MINIMUM_AGES } from '../../core/disclosures.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
-import { accountAddress, ed25519PublicKey, hexText, registrationModeInput, sessionNetwork } from './fields.js';
+import { accountAddress, ecdsaSignatureText, ed25519PublicKey, hexText, registrationModeInput, sessionNetwork } from './fields.js';
 
 const flag = z.boolean({ error: 'must be true or false' });
 
@@ -22,7 +22,8 @@ export const disclosuresSchema = z
   )
   .meta({ id: 'Disclosures' });
 
-const AGENT_SIGNATURE_MESSAGE = 'must be the 65-byte (130 hex) signature of the challenge from the wallet that holds the agent key';
+const AGENT_SIGNATURE_MESSAGE =
+  'must be the 65-byte (130 hex) signature of the challenge from the wallet that holds the agent key, ending in its recovery byte (1b, 1c, 00 or 01)';
 /** A WebAuthn assertion wrapped for ERC-7739 and ERC-6492 is about 1.5 KB; room to spare, not unbounded. */
 const GUARDIAN_SIGNATURE_HEX = [130, 16_384] as [number, number];
 
@@ -34,11 +35,7 @@ export const registerRequestSchema = z
       humanAddress: accountAddress("The human's wallet (linked, ed25519-linked, privy; smartwallet: the smart account)").optional(),
       disclosures: disclosuresSchema.optional(),
       agentAddress: accountAddress('The wallet-held agent key address (privy, smartwallet)').optional(),
-      agentSignature: hexText(
-        130,
-        AGENT_SIGNATURE_MESSAGE,
-        'The agent key signature of the challenge (privy, smartwallet): 65 bytes, 130 hex',
-      ).optional(),
+      agentSignature: ecdsaSignatureText(AGENT_SIGNATURE_MESSAGE, 'The agent key signature of the challenge (privy, smartwallet)').optional(),
       guardianSignature: hexText(
         GUARDIAN_SIGNATURE_HEX,
         `must be the smart account's signature of the challenge: hex of 65 to ${GUARDIAN_SIGNATURE_HEX[1] / 2} bytes`,
