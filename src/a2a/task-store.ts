@@ -19,9 +19,17 @@ import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { KeyValueStore } from '../store/key-value-store.js';
 import type { SealedValues } from '../store/sealed-values.js';
+import { SESSION_METADATA } from './session-task.js';
 
-/** How long a task (and its push configs) is kept after its last change. */
+/** How long a register/deregister task is kept after its last change. */
 export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How long any other task is kept after its last change: a query's (its answer was in the reply) or a
+ * conversation's that waits for input. Every message makes a task, so these are most of them.
+ */
+export const ANSWER_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+
+const ttlOf = (task: Task): number => (task.metadata?.[SESSION_METADATA] === undefined ? ANSWER_TASK_TTL_MS : TASK_TTL_MS);
 const INDEX_KEY = 'a2a:tasks';
 const INDEX_LIMIT = 1000;
 const DEFAULT_PAGE_SIZE = 50;
@@ -49,9 +57,10 @@ export class KeyValueTaskStore implements TaskStore {
   async save(task: Task, context?: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
     // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
-    if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, TASK_TTL_MS);
+    const ttlMs = ttlOf(task);
+    if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs);
     const key = taskKey(task.id);
-    await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), TASK_TTL_MS);
+    await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs);
     await this.store.update<string[]>(INDEX_KEY, (ids = []) => [task.id, ...ids.filter((id) => id !== task.id)].slice(0, INDEX_LIMIT));
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Task, TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
-import { KeyValueTaskStore } from '../../src/a2a/task-store.js';
+import { ANSWER_TASK_TTL_MS, KeyValueTaskStore, TASK_TTL_MS } from '../../src/a2a/task-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SealedValues } from '../../src/store/sealed-values.js';
 
@@ -45,5 +45,21 @@ describe('KeyValueTaskStore at rest', () => {
     await tasks.save(task('t4'));
     await store.set('a2a:task:t5', await store.get<string>('a2a:task:t4'));
     expect(await tasks.load('t5')).toBeUndefined();
+  });
+
+  it('keeps a session task a week after its last change, any other task (a query, a conversation) a day', async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore(() => now);
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
+    const { registrySession: _session, ...noSession } = task('q').metadata ?? {};
+    await tasks.save(task('s1'));
+    await tasks.save({ ...task('q1'), metadata: noSession });
+    now += ANSWER_TASK_TTL_MS - 1;
+    expect(await tasks.load('q1')).toBeDefined();
+    now += 2;
+    expect(await tasks.load('q1')).toBeUndefined();
+    expect(await tasks.load('s1')).toBeDefined();
+    now += TASK_TTL_MS - ANSWER_TASK_TTL_MS;
+    expect(await tasks.load('s1')).toBeUndefined();
   });
 });
