@@ -1,6 +1,8 @@
 // A2A tasks on the store port (sqlite by default), so that tasks/get answers after a restart of the service.
-// Each task is kept as its protobuf JSON under a2a:task:<id>; an index of the most recent task ids serves
-// ListTasks (filtered by context, state and status time, newest first, offset page tokens).
+// Each task is kept as its protobuf JSON under a2a:task:<id>. Two indexes of task ids, most recent first, serve
+// ListTasks (filtered by context, state and status time, newest first, offset page tokens): the register and
+// deregister tasks (also what a restart resumes), and per client its other tasks (queries, conversations), so
+// that no client's queries push anyone's session tasks out of either.
 //
 // A task is read by id (the id, handed only to its creator, is the capability), but listed only to the client
 // that created it: tasks carry session tokens, and the service has no accounts, so the creator is the client
@@ -29,9 +31,13 @@ export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
  */
 export const ANSWER_TASK_TTL_MS = 24 * 60 * 60 * 1000;
 
-const ttlOf = (task: Task): number => (task.metadata?.[SESSION_METADATA] === undefined ? ANSWER_TASK_TTL_MS : TASK_TTL_MS);
+const followsSession = (task: Task): boolean => task.metadata?.[SESSION_METADATA] !== undefined;
+/** The register/deregister tasks, newest first. */
 const INDEX_KEY = 'a2a:tasks';
 const INDEX_LIMIT = 1000;
+/** A client's other tasks (queries, conversations), newest first. */
+const clientIndexKey = (owner: string) => `a2a:tasks-of:${owner}`;
+export const CLIENT_INDEX_LIMIT = 100;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
 
@@ -56,12 +62,18 @@ export class KeyValueTaskStore implements TaskStore {
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
+    const session = followsSession(task);
+    const ttlMs = session ? TASK_TTL_MS : ANSWER_TASK_TTL_MS;
     // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
-    const ttlMs = ttlOf(task);
     if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs);
     const key = taskKey(task.id);
     await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs);
-    await this.store.update<string[]>(INDEX_KEY, (ids = []) => [task.id, ...ids.filter((id) => id !== task.id)].slice(0, INDEX_LIMIT));
+    const first =
+      (limit: number) =>
+      (ids: string[] = []) =>
+        [task.id, ...ids.filter((id) => id !== task.id)].slice(0, limit);
+    if (session) await this.store.update<string[]>(INDEX_KEY, first(INDEX_LIMIT));
+    else if (owner) await this.store.update<string[]>(clientIndexKey(owner), first(CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS);
   }
 
   async load(taskId: string): Promise<Task | undefined> {
@@ -80,7 +92,9 @@ export class KeyValueTaskStore implements TaskStore {
 
   async list(params: ListTasksRequest, context?: ServerCallContext): Promise<ListTasksResponse> {
     const caller = ownerOf(context);
-    const ids = (await this.store.get<string[]>(INDEX_KEY)) ?? [];
+    const own = caller ? ((await this.store.get<string[]>(clientIndexKey(caller))) ?? []) : [];
+    // a conversation that opened a session is in both
+    const ids = [...new Set([...((await this.store.get<string[]>(INDEX_KEY)) ?? []), ...own])];
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : Number.NaN;
     const tasks: Task[] = [];
     for (const id of ids) {
@@ -92,6 +106,9 @@ export class KeyValueTaskStore implements TaskStore {
       if (!Number.isNaN(after) && !(Date.parse(task.status?.timestamp ?? '') >= after)) continue;
       tasks.push(task);
     }
+    // newest status first across both indexes (a stable sort keeps each index's order for equal times)
+    const statusTime = (task: Task) => Date.parse(task.status?.timestamp ?? '') || 0;
+    tasks.sort((a, b) => statusTime(b) - statusTime(a));
     const pageSize = Math.min(params.pageSize && params.pageSize > 0 ? params.pageSize : DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     const offset = /^\d+$/.test(params.pageToken) ? Number(params.pageToken) : 0;
     const page = tasks.slice(offset, offset + pageSize).map((task) => ({
@@ -108,7 +125,7 @@ export class KeyValueTaskStore implements TaskStore {
     };
   }
 
-  /** Tasks not yet in a final state (submitted, working, auth-required, input-required), newest first. */
+  /** Register/deregister tasks not yet in a final state (submitted, working, auth-required, input-required), newest first. */
   async openTasks(): Promise<Task[]> {
     const tasks: Task[] = [];
     for (const id of (await this.store.get<string[]>(INDEX_KEY)) ?? []) {

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Task, TaskState } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_TASK_TTL_MS, KeyValueTaskStore, TASK_TTL_MS } from '../../src/a2a/task-store.js';
+import { ClientAddress } from '../../src/a2a/client-address.js';
+import { ANSWER_TASK_TTL_MS, CLIENT_INDEX_LIMIT, KeyValueTaskStore, TASK_TTL_MS } from '../../src/a2a/task-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SealedValues } from '../../src/store/sealed-values.js';
 
@@ -61,5 +63,41 @@ describe('KeyValueTaskStore at rest', () => {
     expect(await tasks.load('s1')).toBeDefined();
     now += TASK_TTL_MS - ANSWER_TASK_TTL_MS;
     expect(await tasks.load('s1')).toBeUndefined();
+  });
+
+  it("one client's many queries push neither its own session task nor another's out of listing and resuming", async () => {
+    const store = new MemoryStore();
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
+    const as = (address: string) => new ServerCallContext({ user: new ClientAddress(address) });
+    const listed = async (address: string) =>
+      (
+        await tasks.list(
+          {
+            tenant: '',
+            contextId: '',
+            status: TaskState.TASK_STATE_UNSPECIFIED,
+            pageSize: 100,
+            pageToken: '',
+            includeArtifacts: false,
+            statusTimestampAfter: undefined,
+          },
+          as(address),
+        )
+      ).tasks.map((t) => t.id);
+    const { registrySession: _session, ...noSession } = task('q').metadata ?? {};
+    const query = (id: string, at: number): Task => ({
+      ...task(id),
+      metadata: noSession,
+      status: { ...task(id).status!, timestamp: new Date(at).toISOString() },
+    });
+    await tasks.save({ ...task('session-a'), status: { ...task('session-a').status!, timestamp: new Date(5).toISOString() } }, as('203.0.113.1'));
+    await tasks.save(query('query-a', 10), as('203.0.113.1'));
+    for (let i = 0; i < 1_100; i++) await tasks.save(query(`query-b${i}`, 100 + i), as('203.0.113.2'));
+    expect((await tasks.openTasks()).map((t) => t.id)).toEqual(['session-a']);
+    // newest status first
+    expect(await listed('203.0.113.1')).toEqual(['query-a', 'session-a']);
+    const other = await listed('203.0.113.2');
+    expect(other).toHaveLength(CLIENT_INDEX_LIMIT);
+    expect(other[0]).toBe('query-b1099');
   });
 });
