@@ -1,8 +1,10 @@
 // The A2A agent: the SDK's request handler over our executor, task store and push notifications, and its two
 // HTTP handlers (the agent card, JSON-RPC for A2A v1.0 and, through the SDK's compatibility layer, v0.3 for
 // requests without an A2A-Version header). The composition root hands the handlers to the HTTP app, which mounts
-// them at the paths of core/endpoints.ts; the SDK handlers parse their own bodies. Tasks and push configs live
-// on the store port (task-store.ts, push-config-store.ts), so tasks/get and webhooks keep working after a restart.
+// them at the paths of core/endpoints.ts. A lone JSON-RPC request goes to the SDK's express handler (which may
+// stream); the entries of a batch and notifications to `call`, the SDK's transport handlers answering one request
+// as an object. Tasks and push configs live on the store port (task-store.ts, push-config-store.ts), so tasks/get
+// and webhooks keep working after a restart.
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler } from 'express';
@@ -14,6 +16,7 @@ import { SealedValues } from '../store/sealed-values.js';
 import { serviceAgentCard } from './agent-card.js';
 import { ClientAddress } from './client-address.js';
 import { RegistryAgentExecutor } from './executor.js';
+import { jsonRpcCall, type RpcAnswer, type RpcRequest } from './json-rpc-call.js';
 import { KeyValuePushConfigStore } from './push-config-store.js';
 import type { PushTargetPolicy, Resolver } from './push-destination.js';
 import { WebhookPushSender } from './push-sender.js';
@@ -45,8 +48,10 @@ export interface A2aAgentOptions {
 export interface A2aAgent {
   /** GET: the service's agent card (v0.3-shaped, or v1.0 with A2A-Version: 1.0). */
   card: RequestHandler;
-  /** POST: JSON-RPC 2.0. */
+  /** POST: one JSON-RPC 2.0 request in req.body, answered over HTTP (SSE for the streaming methods). */
   rpc: RequestHandler;
+  /** One request of a batch, or a notification, with the HTTP request's headers and caller: its answer (never a stream). */
+  call(request: RpcRequest, req: Request): Promise<RpcAnswer>;
   /** Push notifications under way have left (shutdown waits for this, briefly). */
   idle(): Promise<void>;
 }
@@ -99,6 +104,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
       atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
       options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
     ),
+    call: jsonRpcCall(requestHandler, userBuilder),
     idle: () => push.idle(),
   };
 }

@@ -1,21 +1,27 @@
 // The A2A agent's endpoints as entries of the route table. The handlers are the A2A agent's (src/a2a/agent.ts),
-// handed over by the composition root; the JSON-RPC handler parses its own body.
-import type { RequestHandler } from 'express';
+// handed over by the composition root. JSON-RPC requests pass the JSON-RPC front first (json-rpc-front.ts: parse
+// errors, invalid requests, unknown methods, notifications and batches, as the specification answers them), which
+// hands a lone request to the SDK's handler and batch entries and notifications to the agent's `call`.
+import type { Request, RequestHandler } from 'express';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
-import type { Route } from '../route.js';
+import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
+import { BODY_LIMIT, type Route } from '../route.js';
+import { type JsonRpcAnswer, type JsonRpcRequest, jsonRpcAnswerSchema } from '../schemas/json-rpc.js';
 
 /** The A2A agent's handlers, ready to be mounted at any path. */
 export interface A2aHttpHandlers {
   /** GET: the service's agent card. */
   card: RequestHandler;
-  /** POST: JSON-RPC 2.0. */
+  /** POST: one JSON-RPC 2.0 request in req.body, answered over HTTP (a stream for the streaming methods). */
   rpc: RequestHandler;
+  /** One JSON-RPC request of a batch, or a notification, in the HTTP request's context: its answer, never a stream. */
+  call(request: JsonRpcRequest, req: Request): Promise<JsonRpcAnswer>;
 }
 
 const TAGS = ['A2A'];
 
-/** The JSON-RPC methods the endpoint answers (A2A v1.0, then v0.3): the values of its requests' rpc_method label. */
-export const A2A_RPC_METHODS = [
+/** The A2A v1.0 methods (header A2A-Version: 1.0). */
+const V1_METHODS = [
   'SendMessage',
   'SendStreamingMessage',
   'GetTask',
@@ -27,6 +33,10 @@ export const A2A_RPC_METHODS = [
   'ListTaskPushNotificationConfigs',
   'DeleteTaskPushNotificationConfig',
   'GetExtendedAgentCard',
+] as const;
+
+/** The A2A v0.3 methods (no A2A-Version header, or 0.3). */
+const V03_METHODS = [
   'message/send',
   'message/stream',
   'tasks/get',
@@ -38,6 +48,44 @@ export const A2A_RPC_METHODS = [
   'tasks/pushNotificationConfig/delete',
   'agent/getAuthenticatedExtendedCard',
 ] as const;
+
+/** The JSON-RPC methods the endpoint answers (A2A v1.0, then v0.3): the values of its requests' rpc_method label. */
+export const A2A_RPC_METHODS = [...V1_METHODS, ...V03_METHODS] as const;
+
+/** Each version's methods; a streaming method's notification is sent as its non-streaming method (a subscription only streams). */
+const VERSIONS: Record<'1.0' | '0.3', JsonRpcMethods> = {
+  '1.0': {
+    known: new Set(V1_METHODS),
+    streaming: new Map([
+      ['SendStreamingMessage', 'SendMessage'],
+      ['SubscribeToTask', undefined],
+    ]),
+    notFound: (method) =>
+      (V03_METHODS as readonly string[]).includes(method)
+        ? `Method not found: ${method} is an A2A v0.3 method: send it without the A2A-Version header, or use its v1.0 name`
+        : `Method not found: ${shown(method)} (A2A v1.0 methods: ${V1_METHODS.join(', ')})`,
+  },
+  '0.3': {
+    known: new Set(V03_METHODS),
+    streaming: new Map([
+      ['message/stream', 'message/send'],
+      ['tasks/resubscribe', undefined],
+    ]),
+    notFound: (method) =>
+      (V1_METHODS as readonly string[]).includes(method)
+        ? `Method not found: ${method} is an A2A v1.0 method: send it with the header A2A-Version: 1.0`
+        : `Method not found: ${shown(method)} (A2A v0.3 methods: ${V03_METHODS.join(', ')}; v1.0 methods with A2A-Version: 1.0)`,
+  },
+};
+
+/** A method name shown back in an answer, cut short: it is the caller's text. */
+const shown = (method: string): string => JSON.stringify(method.length > 100 ? `${method.slice(0, 100)}…` : method);
+
+/** The methods of the version the request asks for: v0.3 without the header; another version is the SDK's to refuse. */
+const methodsOf = (req: Request): JsonRpcMethods | undefined => {
+  const version = req.header('A2A-Version') || '0.3';
+  return version === '1.0' || version === '0.3' ? VERSIONS[version] : undefined;
+};
 
 export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
   return [
@@ -66,12 +114,24 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
         'tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/*) without the header. ' +
         'Push notification webhooks must be public https URLs unless the operator allows private networks. Intents: ' +
         '{"intent": "verify", "agentId": 5, "network": "testnet"} as a data part, JSON in a text part, or plain text. ' +
-        'Protocol errors are JSON-RPC error objects with HTTP 200.',
+        'JSON-RPC 2.0 as specified: batches (at most 100 requests; streaming methods alone), notifications (no id: ' +
+        'handled, answered 204 without a body), -32700 for a body that is not JSON, -32600 for an invalid request, ' +
+        '-32601 for an unknown method. Protocol errors are JSON-RPC error objects with HTTP 200; a body over 200 kB is ' +
+        'refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, both with a JSON-RPC ' +
+        'error object.',
       tags: TAGS,
       cors: 'a2a',
       ownBody: true,
-      responses: { 200: { description: 'JSON-RPC response, or an SSE stream for streaming methods' } },
-      handler: handlers.rpc,
+      responses: {
+        200: { description: 'JSON-RPC response (an array for a batch), or an SSE stream for streaming methods' },
+        204: { description: 'Only notifications were sent: no answer' },
+        413: { description: 'The body is over 200 kB: a JSON-RPC error object (-32600, id null)', schema: jsonRpcAnswerSchema },
+        415: {
+          description: 'A charset other than UTF-8 or an unknown Content-Encoding: a JSON-RPC error object (-32600, id null)',
+          schema: jsonRpcAnswerSchema,
+        },
+      },
+      handler: jsonRpcFront({ limit: BODY_LIMIT, methodsOf, single: handlers.rpc, call: handlers.call }),
     },
   ];
 }

@@ -1,0 +1,61 @@
+// One JSON-RPC request answered as an object, for the entries of a batch and for notifications (the HTTP front
+// sends a lone request to the SDK's express handler instead, which may stream). It does what that handler does up
+// to the answer: the caller, the A2A version (v0.3 through the SDK's compatibility layer without the A2A-Version
+// header), the requested extensions, then the SDK's transport handler of that version.
+import { Extensions } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { type A2ARequestHandler, defaultServerCallContextBuilder, JsonRpcTransportHandler, type User, validateVersion } from '@a2a-js/sdk/server';
+import type { Request } from 'express';
+
+/** One JSON-RPC request, already checked as one by the front. */
+export interface RpcRequest {
+  jsonrpc: '2.0';
+  method: string;
+  params?: unknown;
+  id?: string | number | null;
+}
+
+export interface RpcAnswer {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** The version of requests without the A2A-Version header. */
+const LEGACY_VERSION = '0.3';
+const INVALID_REQUEST = -32600;
+
+export function jsonRpcCall(
+  requestHandler: A2ARequestHandler,
+  userBuilder: (req: Request) => Promise<User>,
+): (request: RpcRequest, req: Request) => Promise<RpcAnswer> {
+  const v1 = new JsonRpcTransportHandler(requestHandler);
+  const v03 = new LegacyJsonRpcTransportHandler(requestHandler);
+  return async (request, req) => {
+    const id = request.id ?? null;
+    const version = req.header('A2A-Version') || undefined;
+    const legacy = (version ?? LEGACY_VERSION) === LEGACY_VERSION;
+    try {
+      const extensions = legacy ? (req.header('X-A2A-Extensions') ?? req.header('A2A-Extensions')) : req.header('A2A-Extensions');
+      const context = defaultServerCallContextBuilder({
+        extensions: Extensions.parseServiceParameter(extensions),
+        user: await userBuilder(req),
+        headers: req.headers,
+        requestedVersion: version,
+      });
+      validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), 'JSONRPC');
+      const answer = await (legacy ? v03 : v1).handle(request as unknown as Record<string, unknown>, context);
+      if (Symbol.asyncIterator in answer) {
+        // the front never sends a streaming method here; should one come, its stream is closed unread
+        await answer.return(undefined);
+        return { jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `${request.method} answers with a stream: send it alone` } };
+      }
+      return answer as RpcAnswer;
+    } catch (error) {
+      // what the transport does not answer itself (an unsupported version), mapped as the SDK's express handler maps it
+      const mapped = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error);
+      return { jsonrpc: '2.0', id, error: mapped as RpcAnswer['error'] };
+    }
+  };
+}
