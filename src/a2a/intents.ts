@@ -1,9 +1,11 @@
 // What an A2A caller asks for, read from its message parts: a data part `{intent, network | chainId, agentId, ...}`,
 // JSON written inside a text part, or plain English with keywords ("verify agent 5 on testnet"). Pure: no I/O.
-// Every intent uses mainnet unless `network` is testnet or `chainId` is 11142220. A request may come in several
-// turns: what the earlier messages of a task gave (GatheredInput, kept in the task) is completed by the next one.
+// Every intent uses mainnet unless `network` or `chainId` names testnet; a network the service does not serve
+// (chainId 1) is refused, never read as mainnet. A request may come in several turns: what the earlier messages of
+// a task gave (GatheredInput, kept in the task) is completed by the next one.
 import type { Message } from '@a2a-js/sdk';
-import { NETWORKS, type NetworkName } from '../core/networks.js';
+import { ServiceError } from '../core/errors.js';
+import { DEFAULT_NETWORK, type NetworkName, requestedNetwork } from '../core/networks.js';
 import { MODE_ALIASES, REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { SessionOpening } from '../services/sessions.js';
 import type { SignedRequest } from '../services/signed-requests.js';
@@ -91,12 +93,12 @@ const REQUIRED: Record<Intent, readonly ('agentId' | 'sessionToken' | 'mode')[]>
 
 const isIntent = (value: unknown): value is Intent => typeof value === 'string' && (INTENTS as readonly string[]).includes(value);
 
-/** Mainnet unless the network is testnet or the chain id is the testnet's. */
+/**
+ * Mainnet unless `network` (a name or alias) or `chainId` names testnet. A network the service does not serve, or a
+ * name and a chain id that disagree, is a ServiceError (400) naming the field: never taken for mainnet.
+ */
 export function networkOf(fields: Record<string, unknown>): NetworkName {
-  const { network, chainId } = fields;
-  if (typeof network === 'string' && network.trim().toLowerCase() === 'testnet') return 'testnet';
-  if (chainId !== undefined && String(chainId).trim() === String(NETWORKS.testnet.chainId)) return 'testnet';
-  return 'mainnet';
+  return requestedNetwork(fields['network'], fields['chainId']) ?? DEFAULT_NETWORK;
 }
 
 function agentIdOf(value: unknown): bigint | undefined {
@@ -187,7 +189,13 @@ export function parseIntent(parts: readonly InputPart[], before?: GatheredInput)
   }
 
   if (before) {
-    fields = { ...requestFields(before.fields), ...fields };
+    const earlier = requestFields(before.fields);
+    // a network named now replaces the one named before, whichever field names either
+    if (fields['network'] !== undefined || fields['chainId'] !== undefined) {
+      delete earlier['network'];
+      delete earlier['chainId'];
+    }
+    fields = { ...earlier, ...fields };
     // an intent named now, even an unknown one, replaces the earlier one
     if (intent === undefined && unknownIntent === undefined) intent = before.intent;
   }
@@ -199,6 +207,16 @@ export function parseIntent(parts: readonly InputPart[], before?: GatheredInput)
         ? `Unknown intent ${JSON.stringify(unknownIntent)}: use one of ${INTENTS.join(', ')} (${EXAMPLES})`
         : `Missing intent: say what you want, one of ${INTENTS.join(', ')} (${EXAMPLES})`;
     return { ok: false, missing: ['intent'], message, gathered: gathered() };
+  }
+
+  let network: NetworkName;
+  try {
+    network = networkOf(fields);
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    // a value refused, as the services refuse one: the next turn names the network again
+    const { network: _refused, chainId: _refusedId, ...kept } = requestFields(fields);
+    return { ok: false, intent, missing: [], message: error.message, gathered: { intent, fields: kept } };
   }
 
   const agentId = agentIdOf(fields['agentId'] ?? fields['agent_id'] ?? fields['id']);
@@ -220,7 +238,6 @@ export function parseIntent(parts: readonly InputPart[], before?: GatheredInput)
     const what = missing.map((name) => (name === 'agentId' ? 'agentId (a non-negative integer)' : 'sessionToken')).join(' and ');
     return { ok: false, intent, missing, message: `The ${intent} intent needs ${what}: ${EXAMPLES}`, gathered: gathered() };
   }
-  const network = networkOf(fields);
   const opening = openingOf(intent, fields, network);
   return {
     ok: true,
