@@ -16,7 +16,7 @@ describe('parseIntent', () => {
     expect(r).toMatchObject({ intent: 'verify', agentId: 5n, network: 'mainnet' });
   });
 
-  it('uses testnet for network "testnet" or chainId 11142220 (number or text), mainnet for anything else', () => {
+  it('uses testnet for network "testnet" or chainId 11142220 (number or text), mainnet for "mainnet" or 42220', () => {
     expect(ok([data({ intent: 'lookup', agentId: '3', network: 'testnet' })]).network).toBe('testnet');
     expect(ok([data({ intent: 'lookup', agentId: 3, chainId: 11142220 })]).network).toBe('testnet');
     expect(ok([data({ intent: 'lookup', agentId: 3, chainId: '11142220' })]).network).toBe('testnet');
