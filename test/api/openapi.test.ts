@@ -243,6 +243,16 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/aa/token']?.post?.responses).not.toHaveProperty('415');
   });
 
+  it('documents the JSON-RPC 2.0 envelope of POST /api/a2a: a request or a batch, answered by an answer or an array of them', () => {
+    const operation = doc.paths['/api/a2a']?.post;
+    expect(operation?.requestBody?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/PostA2aRequest' });
+    const request = doc.components.schemas['JsonRpcRequest'] as { properties: Record<string, JsonSchema>; required: string[] };
+    expect(request.required).toEqual(['jsonrpc', 'method']);
+    expect(request.properties['jsonrpc']).toEqual({ type: 'string', const: '2.0' });
+    expect(request.properties['id']).toEqual({ $ref: '#/components/schemas/JsonRpcId' });
+    expect(Object.keys(operation?.responses['200']?.content ?? {})).toEqual(['application/json', 'text/event-stream']);
+  });
+
   it('requires the session token, in one of its transports, wherever a session is read', () => {
     const sessionOperations = operations(doc).filter(({ operation }) => JSON.stringify(operation.security ?? []).includes('sessionToken'));
     expect(sessionOperations.length).toBe(14); // status, QR and callback of four kinds of session, and export by GET and POST

@@ -3,10 +3,11 @@
 // errors, invalid requests, unknown methods, notifications and batches, as the specification answers them), which
 // hands a lone request to the SDK's handler and batch entries and notifications to the agent's `call`.
 import type { Request, RequestHandler } from 'express';
+import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
 import { BODY_LIMIT, type Route } from '../route.js';
-import { type JsonRpcAnswer, type JsonRpcRequest, jsonRpcAnswerSchema } from '../schemas/json-rpc.js';
+import { type JsonRpcAnswer, type JsonRpcRequest, jsonRpcAnswerSchema, jsonRpcBatchSchema, jsonRpcRequestSchema } from '../schemas/json-rpc.js';
 
 /** The A2A agent's handlers, ready to be mounted at any path. */
 export interface A2aHttpHandlers {
@@ -122,8 +123,13 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
       tags: TAGS,
       cors: 'a2a',
       ownBody: true,
+      body: z.union([jsonRpcRequestSchema, jsonRpcBatchSchema]).describe('One JSON-RPC 2.0 request, or a batch: an array of them'),
       responses: {
-        200: { description: 'JSON-RPC response (an array for a batch), or an SSE stream for streaming methods' },
+        200: {
+          description: 'JSON-RPC response (an array for a batch), or an SSE stream for streaming methods',
+          schema: z.union([jsonRpcAnswerSchema, z.array(jsonRpcAnswerSchema)]),
+          contentType: 'text/event-stream',
+        },
         204: { description: 'Only notifications were sent: no answer' },
         413: { description: 'The body is over 200 kB: a JSON-RPC error object (-32600, id null)', schema: jsonRpcAnswerSchema },
         415: {
