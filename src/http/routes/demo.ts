@@ -151,6 +151,7 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
       summary: ed25519
         ? "Relay an Ed25519 agent's meta-transaction to the Ed25519 demo verifier contract"
         : "Relay the agent's EIP-712 meta-transaction to the demo verifier contract",
+      body: service.bodySchema,
       responses: {
         200: { description: 'Mined', schema: chainVerificationSchema },
         ...signatureErrors,

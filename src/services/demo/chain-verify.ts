@@ -24,7 +24,10 @@ const bodySchemaOf = (signatureBytes: number) =>
     nonce: integer,
     deadline: integer,
     eip712Signature: z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${signatureBytes * 2}}$`)),
-    networkId: z.union([z.string(), z.number()]).optional(),
+    networkId: z
+      .union([z.enum(['mainnet', 'testnet', 'celo-mainnet', 'celo-sepolia', '42220', '11142220']), z.literal([42220, 11142220])])
+      .optional()
+      .describe('The network of the demo verifier, when not the query network'),
   });
 const SIGNATURE_BYTES = { secp256k1: 65, ed25519: 64 } as const;
 
@@ -65,6 +68,11 @@ export class DemoChainVerifyService {
     private readonly clock: Clock = Date.now,
   ) {
     this.#body = bodySchemaOf(SIGNATURE_BYTES[keyType]);
+  }
+
+  /** What relay() reads from the body: the OpenAPI document shows this schema. */
+  get bodySchema(): z.ZodType {
+    return this.#body;
   }
 
   get #scope(): string {
