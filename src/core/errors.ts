@@ -41,3 +41,16 @@ export class ChainUnreachableError extends ServiceError {
 }
 
 export const chainUnreachable = (network: string, reason: string): ChainUnreachableError => new ChainUnreachableError(network, reason);
+
+/**
+ * The shared store does not answer (Redis stopped, unreachable or too slow): 503, naming the store and why, with a
+ * Retry-After; the store reconnects by itself, so the same request succeeds once it is back.
+ */
+export class StoreUnavailableError extends ServiceError {
+  constructor(
+    readonly store: string,
+    readonly reason: string,
+  ) {
+    super(503, `store unavailable: ${store} ${reason}`, 5);
+  }
+}

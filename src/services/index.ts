@@ -127,8 +127,8 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
   const limits: Limits = {
-    sessionCreation: new RateLimiter(options.store, SESSION_CREATION, clock),
-    pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES, clock),
+    sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
+    pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),
   };
   const sessions = new Sessions(tokens, { register: registration, deregister: deregistration, refresh, identify }, limits.sessionCreation);
   const watcher = new SessionWatcher({
@@ -141,7 +141,7 @@ export function createServices(options: ServiceOptions): Services {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, clock),
     agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
-    chainVerify: new DemoChainVerifyService('secp256k1', signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}, clock),
+    chainVerify: new DemoChainVerifyService('secp256k1', signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}),
     chainVerifyEd25519: new DemoChainVerifyService(
       'ed25519',
       signedRequests,
@@ -149,7 +149,6 @@ export function createServices(options: ServiceOptions): Services {
       options.store,
       options.chains,
       options.demoVerifiersEd25519 ?? {},
-      clock,
     ),
   };
   let chat: ChatBackend | undefined;

@@ -1,16 +1,19 @@
-// Per-client rate limits, counted on the store port (fixed windows), so a limit holds across restarts and,
-// with a shared store, across instances. One limiter per rule; REST (through express-rate-limit's store
-// interface) and A2A count under the same key, `ratelimit:<rule>:<client>`, so one budget covers every way in.
+// Per-client rate limits, each a sliding window counted on the store's rate-limit backend (rate-limiter-flexible
+// on the same Redis, sqlite file or memory: store/sliding-window-limiter.ts), so a limit holds across restarts and,
+// with a shared store, across instances. One limiter per rule; REST (through express-rate-limit's store interface)
+// and A2A count under the same key, the rule's name and the client, so one budget covers every way in.
 import { ipKeyGenerator } from 'express-rate-limit';
 import { ServiceError } from '../core/errors.js';
-import type { Clock, KeyValueStore, WindowCounter } from '../store/key-value-store.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
+import type { WindowLimiter } from '../store/sliding-window-limiter.js';
 
 export interface LimitRule {
-  /** Names the counter. */
+  /** Names the counters. */
   name: string;
   /** What is counted, for the refusal message ("session creations"). */
   what: string;
   limit: number;
+  /** A whole number of seconds. */
   windowMs: number;
 }
 
@@ -26,40 +29,41 @@ export const PUSH_CONFIG_WRITES: LimitRule = { name: 'push-config', what: 'push 
 export const clientKeyOf = (ip: string | undefined): string => (ip ? ipKeyGenerator(ip) : 'unknown');
 
 export interface LimitCount {
+  /** The uses the sliding window holds, this one included; beyond the rule's limit when refused. */
   count: number;
-  /** When the window ends (ms since epoch). */
+  /** Refused: when a use fits again; allowed: when the whole budget is back (ms since epoch). */
   resetAt: number;
 }
 
 export class RateLimiter {
+  readonly #limiter: WindowLimiter;
+
   constructor(
-    private readonly store: KeyValueStore,
+    store: KeyValueStore,
     readonly rule: LimitRule,
-    private readonly clock: Clock = Date.now,
-  ) {}
-
-  keyOf(client: string): string {
-    return `ratelimit:${this.rule.name}:${client}`;
+  ) {
+    this.#limiter = store.limiter(rule);
   }
 
-  /** Counts one more use by `client`. */
-  hit(client: string): Promise<LimitCount> {
-    return this.store.increment(this.keyOf(client), this.rule.windowMs);
+  /** Counts one more use by `client`; a refused use (count beyond the limit) is not counted. */
+  async hit(client: string): Promise<LimitCount> {
+    const { used, resetAt } = await this.#limiter.take(client);
+    return { count: used, resetAt };
   }
 
-  /** The client's count in the current window, if it has one. */
+  /** The client's uses in the sliding window, if it has any. */
   async current(client: string): Promise<LimitCount | undefined> {
-    const window = await this.store.get<WindowCounter>(this.keyOf(client));
-    return window && window.resetAt > this.clock() ? window : undefined;
+    const seen = await this.#limiter.peek(client);
+    return seen && { count: seen.used, resetAt: seen.resetAt };
   }
 
   /** Takes one use back (a request that turned out not to count). */
-  async undo(client: string): Promise<void> {
-    await this.store.update<WindowCounter>(this.keyOf(client), (current) => current && { ...current, count: Math.max(0, current.count - 1) });
+  undo(client: string): Promise<void> {
+    return this.#limiter.undo(client);
   }
 
-  async reset(client: string): Promise<void> {
-    await this.store.delete(this.keyOf(client));
+  reset(client: string): Promise<void> {
+    return this.#limiter.reset(client);
   }
 
   /** Counts one use and refuses it (429) beyond the limit. */
@@ -71,7 +75,7 @@ export class RateLimiter {
   /** The 429 of this rule: what the limit is and when to try again (also as Retry-After). */
   refusal(resetAt: number): ServiceError {
     const { what, limit, windowMs } = this.rule;
-    const wait = Math.max(1, Math.ceil((resetAt - this.clock()) / 1000));
+    const wait = retryAfterSeconds(resetAt);
     return new ServiceError(
       429,
       `Too many ${what}: at most ${limit} per ${Math.round(windowMs / 1000)} s from one address; try again in ${wait} s`,
@@ -79,3 +83,6 @@ export class RateLimiter {
     );
   }
 }
+
+/** Whole seconds until `resetAt`, at least 1 (the limiter's clock is Date.now, as the library's is). */
+export const retryAfterSeconds = (resetAt: number): number => Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));

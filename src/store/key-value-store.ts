@@ -1,6 +1,9 @@
+import type { WindowLimiter, WindowRule } from './sliding-window-limiter.js';
+
 /**
  * The key-value port: everything the service keeps that the chain cannot (session records, rate-limit and
- * replay counters, census entries, A2A tasks). Adapters: memory (tests), sqlite (embedded default).
+ * replay counters, census entries, A2A tasks). Adapters: memory (tests), sqlite (embedded default), redis (shared
+ * by several instances).
  */
 export interface KeyValueStore {
   get<T>(key: string): Promise<T | undefined>;
@@ -23,6 +26,11 @@ export interface KeyValueStore {
   increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
   /** The live keys that start with `prefix`, in key order (a start-up check walks the session records with it). */
   keys(prefix: string): Promise<string[]>;
+  /**
+   * A per-client sliding-window limit counted on this store's backend of the rate-limit library (same Redis
+   * connection, same sqlite file, or this process's memory), so it holds wherever this store's data does.
+   */
+  limiter(rule: WindowRule): WindowLimiter;
   close(): Promise<void>;
 }
 

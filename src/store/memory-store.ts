@@ -1,4 +1,6 @@
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { type Clock, decodeValue, encodeValue, expiryFor, isLive, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
+import { SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 interface Entry {
   text: string;
@@ -70,6 +72,11 @@ export class MemoryStore implements KeyValueStore {
   async keys(prefix: string): Promise<string[]> {
     const now = this.#clock();
     return [...this.#entries.keys()].filter((key) => key.startsWith(prefix) && this.#live(key, now)).sort();
+  }
+
+  /** The library's in-process counters: a limit of this process alone, as the rest of this store is. */
+  limiter(rule: WindowRule): WindowLimiter {
+    return new SlidingWindowLimiter(rule, (options) => new RateLimiterMemory(options));
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import { createPrivateFile, PRIVATE_DIR_MODE } from './data-dir.js';
 import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
+import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 interface Row {
   value: string;
@@ -13,6 +15,8 @@ interface Row {
 const PURGE_INTERVAL_MS = 60_000;
 /** A second process on the same file (a restart overlapping the old one) waits this long for the lock. */
 const BUSY_TIMEOUT_MS = 5_000;
+/** The rate-limit library's table in the same file (its own schema: key, points, expire). */
+const LIMITER_TABLE = 'rate_limits';
 
 /**
  * The embedded default: one sqlite file under DATA_DIR, so sessions and counters survive a restart.
@@ -30,6 +34,9 @@ export class SqliteStore implements KeyValueStore {
   readonly #keysInRange: Database.Statement<[string, string, number], { key: string }>;
   /** Read-modify-write of one key; run with .immediate() so the write lock is taken before the read. */
   readonly #readModifyWrite: Database.Transaction<(key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined>;
+  /** Resolves once the library has created its table (at the first limiter). */
+  #limiterTableReady: Promise<void> | undefined;
+  #limiterTableCreated = false;
 
   constructor(path: string, clock: Clock = Date.now) {
     this.#clock = clock;
@@ -125,12 +132,37 @@ export class SqliteStore implements KeyValueStore {
     return this.#keysInRange.all(prefix, successor, this.#clock()).map((row) => row.key);
   }
 
+  /** The library's counters in a table of this file: they survive a restart, as the rest of this store does. */
+  limiter(rule: WindowRule): WindowLimiter {
+    const table = this.#limiterTable();
+    const build = (options: FixedWindowOptions) =>
+      new RateLimiterSQLite({ ...options, storeClient: this.#db, storeType: 'better-sqlite3', tableName: LIMITER_TABLE, tableCreated: true });
+    return new SlidingWindowLimiter(rule, build, { ready: table });
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#purgeTimer);
     if (this.#db.open) this.#db.close();
   }
 
   #purgeExpired(): void {
-    if (this.#db.open) this.#purge.run(this.#clock());
+    if (!this.#db.open) return;
+    this.#purge.run(this.#clock());
+    // The library's rows carry their expiry (Date.now() based) in `expire`; its own purge timer is not used: it
+    // could fire after close().
+    if (this.#limiterTableCreated) this.#db.prepare(`DELETE FROM ${LIMITER_TABLE} WHERE expire < ?`).run(Date.now());
+  }
+
+  /** The library creates its table (after its constructor returns); the limiters count once it exists. */
+  #limiterTable(): Promise<void> {
+    this.#limiterTableReady ??= new Promise<void>((resolve, reject) => {
+      const options = { storeClient: this.#db, storeType: 'better-sqlite3', tableName: LIMITER_TABLE, points: 1, duration: 1 };
+      new RateLimiterSQLite(options, (error) => {
+        if (error) return reject(error);
+        this.#limiterTableCreated = true;
+        resolve();
+      });
+    });
+    return this.#limiterTableReady;
   }
 }

@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { type Address, bytesToHex, type Hex, hexToBytes, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { SessionTokens } from '../../src/sessions/session-token.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -733,8 +733,23 @@ describe('registration sessions: errors, limits and transports', () => {
   });
 
   describe('rate limit of session creation', () => {
-    it('the 11th registration from one address within a minute answers 429 with Retry-After; after the window it works', async () => {
-      const clock = manualClock();
+    it('the 11th registration from one address within a minute answers 429 with Retry-After; the budget comes back as the window slides', async () => {
+      // The limiter counts by Date.now (its library's clock): Date alone is faked, half-way through a minute.
+      const start = Math.ceil(Date.now() / 60_000) * 60_000 + 30_000;
+      vi.useFakeTimers({ toFake: ['Date'], now: start });
+      try {
+        await slidingLimit(start);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    async function slidingLimit(start: number): Promise<void> {
+      const clock = manualClock(start);
+      const advance = (ms: number): void => {
+        clock.advance(ms);
+        vi.setSystemTime(clock.now());
+      };
       const { app } = newService({ clock: clock.now });
       const tokens: string[] = [];
       for (let i = 0; i < 10; i++) tokens.push((await register(app))['sessionToken'] as string);
@@ -760,11 +775,14 @@ describe('registration sessions: errors, limits and transports', () => {
         .send({ mode: 'wallet-free', network: 'testnet' });
       expect(elsewhere.status).toBe(200);
 
-      clock.advance(30_000);
+      // A new minute: the last minute's 10 still count in full, and the refused attempts counted nothing.
+      advance(30_000);
       expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(429);
-      clock.advance(30_000);
-      expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(200);
-    });
+      // Half-way through it, half of them count: 5 more fit, the 6th is refused.
+      advance(30_000);
+      for (let i = 0; i < 5; i++) expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(200);
+      expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(429);
+    }
   });
 
   it('session answers, errors included, are never cached', async () => {

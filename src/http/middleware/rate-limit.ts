@@ -1,5 +1,7 @@
 // The service layer's per-client limits on REST routes, through express-rate-limit (its standard RateLimit
-// headers and Retry-After): its Store delegates to the limiter, so REST and A2A count under the same key.
+// headers and Retry-After): its Store delegates to the limiter, so REST and A2A count under the same key. The
+// limiter decides (a sliding window, services/rate-limits.ts): a refused hit comes back as a count beyond the limit
+// with resetTime the moment a use fits again, which express-rate-limit turns into Retry-After.
 import type { Request, RequestHandler } from 'express';
 import { type ClientRateLimitInfo, type RateLimitInfo, rateLimit, type Store } from 'express-rate-limit';
 import { clientKeyOf, type RateLimiter } from '../../services/rate-limits.js';

@@ -120,9 +120,9 @@ export class AaProxyService {
     this.#upstreams = options.upstreams ?? {};
     const proxyLimit = options.proxyLimitPerMinute ?? 60;
     this.#limits = {
-      token: new RateLimiter(store, perMinute('aa-token', 'AA proxy tokens', options.tokenLimitPerMinute ?? 30), clock),
-      bundler: new RateLimiter(store, perMinute('aa-bundler', 'bundler calls', proxyLimit), clock),
-      paymaster: new RateLimiter(store, perMinute('aa-paymaster', 'paymaster calls', proxyLimit), clock),
+      token: new RateLimiter(store, perMinute('aa-token', 'AA proxy tokens', options.tokenLimitPerMinute ?? 30)),
+      bundler: new RateLimiter(store, perMinute('aa-bundler', 'bundler calls', proxyLimit)),
+      paymaster: new RateLimiter(store, perMinute('aa-paymaster', 'paymaster calls', proxyLimit)),
     };
     this.#timeoutMs = options.upstreamTimeoutMs ?? 8_000;
     this.#onUpstreamError = options.onUpstreamError;

@@ -2,16 +2,17 @@
 // meta-transaction to the demo verifier contract, which checks the agent against the registry on chain (ECDSA
 // agents sign EIP-712 MetaVerify; Ed25519 agents sign the contract's messageHash, 32 raw bytes, and are named by
 // their raw public key as in the registry). Unlike the deployed service,
-// the HTTP signature is checked first (a gate, not only a replay key). At most 3 relayed transactions per rolling
-// hour per human (nullifier), counted on the store port.
+// the HTTP signature is checked first (a gate, not only a replay key). At most 3 relayed transactions per sliding
+// hour per human (nullifier), counted by the store's rate limiter (rate-limits.ts).
 import type { Hex } from 'viem';
 import { z } from 'zod';
 import type { DemoVerifierGateway, MetaVerifyRefusal } from '../../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../../chain/gateway.js';
 import { badRequest, ServiceError } from '../../core/errors.js';
 import { type NetworkName, resolveNetworkOrAlias } from '../../core/networks.js';
-import type { Clock, KeyValueStore } from '../../store/key-value-store.js';
+import type { KeyValueStore } from '../../store/key-value-store.js';
 import type { AgentQueryService } from '../agent-queries.js';
+import { RateLimiter, retryAfterSeconds } from '../rate-limits.js';
 import type { SignedRequest, SignedRequestVerifier } from '../signed-requests.js';
 
 export const CHAIN_VERIFY_LIMIT = 3;
@@ -55,19 +56,20 @@ export interface ChainVerification {
 
 export class DemoChainVerifyService {
   readonly #body: ReturnType<typeof bodySchemaOf>;
+  readonly #limit: RateLimiter;
 
   constructor(
     /** Which contract: ECDSA agents (EIP-712) or Ed25519 agents. */
     readonly keyType: 'secp256k1' | 'ed25519',
     private readonly verifier: SignedRequestVerifier,
     private readonly queries: AgentQueryService,
-    private readonly store: KeyValueStore,
+    store: KeyValueStore,
     private readonly chains: ChainGateway,
     /** The demo verifier per network, with the relayer that pays for the transactions. */
     private readonly relayed: Partial<Record<NetworkName, DemoVerifierGateway>>,
-    private readonly clock: Clock = Date.now,
   ) {
     this.#body = bodySchemaOf(SIGNATURE_BYTES[keyType]);
+    this.#limit = new RateLimiter(store, { name: this.#scope, what: 'relayed transactions', limit: CHAIN_VERIFY_LIMIT, windowMs: WINDOW_MS });
   }
 
   /** What relay() reads from the body: the OpenAPI document shows this schema. */
@@ -114,7 +116,7 @@ export class DemoChainVerifyService {
 
     const agent = await this.queries.agentByKey(network, call.agentKey);
     const nullifier = agent?.view.nullifier ?? 0n;
-    const remaining = await this.#take(`demo:${this.#scope}:${network}:${nullifier}`);
+    const remaining = await this.#take(`${network}:${nullifier}`);
     const sent = await contract.send(call);
     const counts = await contract.counts(call.agentKey);
     return {
@@ -130,26 +132,13 @@ export class DemoChainVerifyService {
     };
   }
 
-  /** Takes one of the human's relayed transactions of the rolling hour (atomic), or 429 with when to retry. */
-  async #take(key: string): Promise<number> {
-    const now = this.clock();
-    let refusedUntil: number | undefined;
-    const times = await this.store.update<number[]>(
-      key,
-      (current = []) => {
-        const recent = current.filter((t) => t > now - WINDOW_MS);
-        if (recent.length >= CHAIN_VERIFY_LIMIT) {
-          refusedUntil = (recent[0] as number) + WINDOW_MS;
-          return recent;
-        }
-        return [...recent, now];
-      },
-      WINDOW_MS,
-    );
-    if (refusedUntil !== undefined) {
-      const seconds = Math.max(1, Math.ceil((refusedUntil - now) / 1000));
+  /** Takes one of the human's relayed transactions of the sliding hour (atomic), or 429 with when to retry. */
+  async #take(human: string): Promise<number> {
+    const { count, resetAt } = await this.#limit.hit(human);
+    if (count > CHAIN_VERIFY_LIMIT) {
+      const seconds = retryAfterSeconds(resetAt);
       throw new ServiceError(429, `Rate limited: ${CHAIN_VERIFY_LIMIT} per hour per human; retry in about ${Math.ceil(seconds / 60)} min`, seconds);
     }
-    return CHAIN_VERIFY_LIMIT - (times?.length ?? CHAIN_VERIFY_LIMIT);
+    return CHAIN_VERIFY_LIMIT - count;
   }
 }
