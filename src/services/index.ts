@@ -8,6 +8,7 @@ import type { NetworkName } from '../core/networks.js';
 import { Metrics } from '../metrics.js';
 import { SessionRepository } from '../sessions/session-repository.js';
 import { SessionTokens } from '../sessions/session-token.js';
+import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AaProxyOptions, AaProxyService } from './aa/aa-proxy.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
@@ -29,6 +30,12 @@ import { SignedRequestVerifier } from './signed-requests.js';
 export interface ServiceOptions {
   chains: ChainGateway;
   store: KeyValueStore;
+  /**
+   * Notices between the instances sharing `store` (a session's record changed): Redis pub/sub when several run;
+   * default in-process, for one instance. A failed publish is reported to `onEventError` (the watches' polls catch up).
+   */
+  events?: EventBus;
+  onEventError?: (error: unknown) => void;
   sessionSecret: Uint8Array;
   publicUrl: string;
   deepLinkScheme: string;
@@ -101,7 +108,10 @@ export interface Services {
 export function createServices(options: ServiceOptions): Services {
   const clock = options.clock ?? Date.now;
   const tokens = new SessionTokens(options.sessionSecret, clock);
-  const records = new SessionRepository(options.store, clock);
+  const records = new SessionRepository(options.store, clock, {
+    bus: options.events ?? new InProcessEventBus(),
+    ...(options.onEventError ? { onPublishError: options.onEventError } : {}),
+  });
   const flowDeps = {
     chains: options.chains,
     sessions: records,
@@ -134,6 +144,7 @@ export function createServices(options: ServiceOptions): Services {
   const watcher = new SessionWatcher({
     sessions,
     registryActivity: (network, listener) => queries.onRegistryActivity(network, listener),
+    sessionActivity: (sessionId, listener) => records.onChange(sessionId, listener),
     ...options.sessionWatch,
   });
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);

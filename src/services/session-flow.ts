@@ -7,7 +7,8 @@ import type { Hex } from 'viem';
 import type { RegistryTransaction } from '../chain/actions/registry-transactions.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import { buildSelfApp, deepLinkFor } from '../core/deep-link.js';
-import { SESSION_BASE_PATHS } from '../core/endpoints.js';
+import type { RequestedDisclosures } from '../core/disclosures.js';
+import { SCAN_PAGE_PATH, SESSION_BASE_PATHS } from '../core/endpoints.js';
 import { badRequest, ServiceError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import type { RecordOf, SessionStage, SessionType } from '../sessions/session-record.js';
@@ -44,6 +45,8 @@ export interface SessionQr extends SessionView {
 
 export interface OpenedSession extends SessionQr {
   scanUrl: string;
+  /** The page that shows the QR code and follows the session live (same watch token as scanUrl). */
+  scanPageUrl: string;
 }
 
 /** The fields every session status answer carries beyond the view: the network, the transaction, the failure. */
@@ -90,6 +93,7 @@ export class SessionFlow<T extends SessionType> {
         qrData: deepLink,
         qrImageBase64: await qrPng(deepLink),
         scanUrl: `${this.deps.publicUrl}${this.basePath}/qr?format=png&token=${encodeURIComponent(watchToken)}`,
+        scanPageUrl: `${this.deps.publicUrl}${SCAN_PAGE_PATH}/${encodeURIComponent(watchToken)}`,
       },
     };
   }
@@ -186,8 +190,8 @@ export class SessionFlow<T extends SessionType> {
     const reported = record.callback?.txHash;
     const confirmed = fields.txHash === undefined && reported ? (await this.#check(record, reported)).verdict === 'confirmed' : false;
     const completedAt = this.deps.clock();
-    return this.deps.sessions.update(record.id, this.type, (current) => {
-      if (current.stage === 'completed') return current;
+    // another instance may complete the same session at the same moment: the first write stands (advance)
+    return this.deps.sessions.advance(record.id, this.type, (current) => {
       const { failureReason: _dropped, txHash: _hint, ...rest } = current;
       const txHash = confirmed && current.callback?.txHash === reported ? reported : undefined;
       return { ...rest, ...(txHash ? { txHash } : {}), ...fields, stage: 'completed', completedAt } as RecordOf<T>;
@@ -196,7 +200,7 @@ export class SessionFlow<T extends SessionType> {
 
   /** Moves a session still waiting on the chain to failed with `reason`. */
   fail(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
-    return this.deps.sessions.update(record.id, this.type, (current) =>
+    return this.deps.sessions.advance(record.id, this.type, (current) =>
       current.stage === 'proof-received' ? { ...current, stage: 'failed', failureReason: reason } : current,
     );
   }
@@ -231,7 +235,7 @@ export class SessionFlow<T extends SessionType> {
   #failReport(record: RecordOf<T>, reason: string): Promise<RecordOf<T>> {
     const checked = record.callback;
     const same = (current: RecordOf<T>) => current.callback?.receivedAt === checked?.receivedAt && current.callback?.txHash === checked?.txHash;
-    return this.deps.sessions.update(record.id, this.type, (current) =>
+    return this.deps.sessions.advance(record.id, this.type, (current) =>
       current.stage === 'proof-received' && same(current) ? { ...current, stage: 'failed', failureReason: reason } : current,
     );
   }
@@ -242,21 +246,10 @@ export class SessionFlow<T extends SessionType> {
  * app's report, then a look at the chain. Subclasses say how the chain shows their outcome.
  */
 export abstract class ChainSyncedSessions<T extends SessionType, Status extends StatusBase = StatusBase> {
-  readonly #callbackListeners = new Set<() => void>();
-
   protected constructor(protected readonly flow: SessionFlow<T>) {}
 
   get type(): T {
     return this.flow.type;
-  }
-
-  /**
-   * Calls `listener` after each identity-app report this flow records in this process, so whoever follows a
-   * session reads it at once instead of at its next poll. Returns the unsubscribe.
-   */
-  onCallback(listener: () => void): () => void {
-    this.#callbackListeners.add(listener);
-    return () => this.#callbackListeners.delete(listener);
   }
 
   /** Moves a waiting session forward from what the chain says. */
@@ -265,10 +258,10 @@ export abstract class ChainSyncedSessions<T extends SessionType, Status extends 
   /** The session's stage, moved forward from the chain, with a refreshed token. */
   abstract status(token: string): Promise<Status>;
 
-  /** The network and stage of a session, read from its record without a look at the chain. */
-  async peek(token: string): Promise<{ network: NetworkName; stage: SessionStage }> {
+  /** The id, network and stage of a session, read from its record without a look at the chain. */
+  async peek(token: string): Promise<{ id: string; network: NetworkName; stage: SessionStage }> {
     const { record } = await this.flow.open(token);
-    return { network: record.network, stage: record.stage };
+    return { id: record.id, network: record.network, stage: record.stage };
   }
 
   /** The deep link and QR again, while the session still waits for the human. */
@@ -276,11 +269,24 @@ export abstract class ChainSyncedSessions<T extends SessionType, Status extends 
     return this.flow.qr(token);
   }
 
+  /**
+   * What a page following the session shows beside its status: its network and what the human is asked to
+   * disclose. Only with a watch token: a page address stays in browser histories and reaches other people, so the
+   * session token, which exports the key, is refused there (401) even though it could read the session.
+   */
+  async watched(watchToken: string): Promise<{ network: NetworkName; disclosures: RequestedDisclosures }> {
+    const { claims, record } = await this.flow.open(watchToken);
+    if (claims.scope !== 'watch') {
+      throw new ServiceError(401, 'This page takes the watch token of the scan link (scanPageUrl), never the session token: keep that one private');
+    }
+    return { network: record.network, disclosures: record.disclosures };
+  }
+
   /** The identity app's report. Idempotent; a completed session stays completed. */
   async callback(callbackToken: string, report: CallbackReport): Promise<{ received: true; stage: SessionStage }> {
     const updated = await this.flow.recordCallback(callbackToken, report);
+    // followers of the session hear of the report from the record's change (SessionRepository publishes it)
     const synced = report.status === 'success' ? await this.syncWithChain(updated) : updated;
-    for (const listener of this.#callbackListeners) listener();
     return { received: true, stage: synced.stage };
   }
 }

@@ -109,11 +109,16 @@ export class SessionReconciliation {
     if (!missing) return undefined;
     const open = record.expiresAt > this.deps.clock();
     const reason = `${missing}: its state was lost after the session completed`;
+    // Keyed by the completion that was checked: an instance sharing the store that completed the session anew
+    // meanwhile (with what its chain holds now) is not taken back.
+    let changed = false;
     await this.deps.sessions.update(id, record.type, (current) => {
-      if (current.stage !== 'completed') return current;
+      changed = current.stage === 'completed' && current.completedAt === record.completedAt && current.txHash === record.txHash;
+      if (!changed) return current;
       const cleared = reopened(current);
       return (open ? cleared : { ...cleared, stage: 'failed', failureReason: reason }) as typeof current;
     });
+    if (!changed) return undefined;
     return { id, type: record.type, network: record.network, stage: open ? 'qr-ready' : 'failed', reason };
   }
 }

@@ -1,8 +1,17 @@
 // Following a session until it ends: the one mechanism behind everything that waits for a human to finish (an
 // A2A register or deregister task, and anything else that shows a session live). A watch reads the session's
 // status (the same read as the REST status endpoint) whenever the registry of its network logs something or the
-// identity app reports, and at least every `pollIntervalMs`, so a registration is seen within one log poll of
+// session's record changes, and at least every `pollIntervalMs`, so a registration is seen within one log poll of
 // its block; it reports each new stage and ends at completed, failed or expiry.
+//
+// Across instances (several processes on one shared store): the identity app reports to whichever instance its
+// callback URL reaches, and any instance's status read may be the one that sees the chain complete a session. Each
+// such write of the record is published on the events port under the session's own topic (SessionRepository), and
+// a watch listens to its session's topic, so the watch wakes on every instance within a pub/sub hop.
+// Decision: topics per session, not per network. Every instance follows the registry's logs itself already (the
+// local wake-up below); a per-network notice would wake every watch of the network on every instance at each
+// registry log, each wake a status read with a chain round trip, while a per-session notice wakes only the
+// session that moved, whose read is then a store read (a completed record is not checked against the chain again).
 //
 // Watches hold a slot each: at most `maxWatches` run at once, and the slot is taken before anything is awaited,
 // so concurrent requests cannot overshoot the cap.
@@ -34,8 +43,10 @@ export interface Watch {
 
 export interface SessionWatcherOptions {
   sessions: Sessions;
-  /** Subscribes to the registry's activity on a network; returns the unsubscribe. */
+  /** Subscribes to the registry's activity on a network, as this instance's log follower sees it; returns the unsubscribe. */
   registryActivity: (network: NetworkName, listener: () => void) => () => void;
+  /** Subscribes to the changes of one session's record, made by any instance; returns the unsubscribe. */
+  sessionActivity: (sessionId: string, listener: () => void) => () => void;
   /** Longest time between two status reads; default 1 s (activity triggers a read at once). */
   pollIntervalMs?: number;
   /** Most sessions watched at once; more are refused with a 503 until some end. Default 500. */
@@ -130,19 +141,20 @@ export class SessionWatcher {
   async #follow(token: string, stage: SessionStage, onChange: (status: AnySessionStatus) => unknown, signal: AbortSignal): Promise<WatchEnd> {
     let kind: SessionType;
     let network: NetworkName;
+    let sessionId: string;
     try {
       kind = await this.#options.sessions.kindOf(token);
-      ({ network } = await this.#options.sessions.kinds[kind].peek(token));
+      ({ id: sessionId, network } = await this.#options.sessions.kinds[kind].peek(token));
     } catch (error) {
       return ended(error) ?? { outcome: 'refused', error: 'The session cannot be read', status: 500 };
     }
-    // woken by the registry's logs on the session's network and by the identity app's reports
+    // woken by the registry's logs on the session's network and by changes of the session's record on any instance
     const activity = (listener: () => void) => {
       const fromChain = this.#options.registryActivity(network, listener);
-      const fromApp = this.#options.sessions.kinds[kind].onCallback(listener);
+      const fromRecord = this.#options.sessionActivity(sessionId, listener);
       return () => {
         fromChain();
-        fromApp();
+        fromRecord();
       };
     };
     const pauses = activityPauses(activity, this.#options.pollIntervalMs, signal);
