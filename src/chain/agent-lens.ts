@@ -35,6 +35,13 @@ export interface AgentView {
   credentials: AgentCredentials;
 }
 
+/** What answers show of a proof provider: its name and strength, as one block saw them. */
+export interface ProviderView {
+  address: Address;
+  name: string;
+  strength: number;
+}
+
 /** A read and the block it was read at (what cache invalidation compares with the log follower's progress). */
 export interface AtBlock<T> {
   blockNumber: bigint;
@@ -75,6 +82,20 @@ export class AgentLens {
       args: [this.registry, agentIds],
     });
     return { blockNumber, value: raws.map(toView) };
+  }
+
+  /**
+   * The name and strength of each provider at `blockNumber` (as `agent` reads them: "" and 0 for a provider that has
+   * no code or does not answer), in the order given; one eth_call.
+   */
+  async providers(providers: readonly Address[], blockNumber: bigint): Promise<AtBlock<ProviderView[]>> {
+    const [at, names, strengths] = await this.client.readContract({
+      ...this.lens,
+      functionName: 'providersView',
+      args: [providers],
+      blockNumber,
+    });
+    return { blockNumber: at, value: providers.map((address, i) => ({ address, name: names[i] ?? '', strength: Number(strengths[i] ?? 0) })) };
   }
 
   /** The live agents of a nullifier, in registry order. */

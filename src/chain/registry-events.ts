@@ -5,7 +5,18 @@
 // Subscribers run synchronously, and `processedBlock` moves to the end of a range in the same tick in which its
 // logs were delivered: code that compares a read's block with `processedBlock` (the caches) never sees a range
 // half applied.
-import type { Address, Log } from 'viem';
+//
+// Reorganisations: each poll ends at a block whose hash the follower keeps (a checkpoint, the last REORG_WINDOW
+// blocks' worth). The next poll first reads the latest block and the last checkpoint's block (one batched round
+// trip); when that hash is no longer the chain's, blocks it delivered were dropped. It then looks for the newest
+// checkpoint still on the chain (the common ancestor, or an earlier block), tells the reorg listeners (they drop
+// what they learned after it) and delivers again from there; with no checkpoint left on the chain it starts over
+// from the deploy block (the rewind listeners). It is not live while it does so, so caches bypass themselves.
+//
+// Checks: what the logs do not announce (a proof provider's name or strength is the provider's own state, and a
+// provider need not log its changes) can be read at the block a poll ends at, in the same batched round trip as
+// the last eth_getLogs, and applied in the tick in which the logs are delivered.
+import { type Address, BlockNotFoundError, type Hash, type Log } from 'viem';
 import type { ChainClient } from './clients.js';
 
 export type RegistryLog = Log<bigint, number, false>;
@@ -31,12 +42,36 @@ export interface FollowerOptions {
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
 
+/**
+ * How many blocks back a reorganisation is undone in place (checkpoints and the owner index's undo journal cover
+ * them); a deeper one starts over from the deploy block. Celo reorganises a few blocks at most.
+ */
+export const REORG_WINDOW = 128n;
+
+/**
+ * A read of state the logs do not announce, at the block a poll ends at. Returns undefined when there is nothing
+ * to read (no round trip), else the read, which resolves to what to apply: called synchronously, in the same tick
+ * as the poll's logs are delivered. A rejected read fails the poll (the follower is then not live).
+ */
+export type BlockCheck = (blockNumber: bigint) => Promise<() => void> | undefined;
+
+interface Checkpoint {
+  number: bigint;
+  hash: Hash;
+}
+
 export class RegistryEventFollower {
   readonly #client: ChainClient;
   readonly #registry: Address;
   readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown'>> & Pick<FollowerOptions, 'onError' | 'chainDown'>;
   readonly #subscribers = new Set<LogSubscriber>();
   readonly #rewindListeners = new Set<() => void>();
+  readonly #reorgListeners = new Set<(ancestor: bigint) => void>();
+  readonly #checks = new Set<BlockCheck>();
+  /** Hashes of blocks polls ended at, oldest first, within REORG_WINDOW of the processed block. */
+  #checkpoints: Checkpoint[] = [];
+  /** A reorganisation is being undone: blocks after the ancestor are delivered again. */
+  #recovering = false;
   readonly #fromBlock: bigint;
   /** Last block whose logs every subscriber has seen. */
   #processed: bigint;
@@ -82,7 +117,7 @@ export class RegistryEventFollower {
 
   /** Running, caught up once with the chain, its last poll successful and within staleAfterMs, the chain not known down. */
   isLive(): boolean {
-    if (!this.#running || !this.#caughtUp || this.#failing || this.#options.chainDown?.()) return false;
+    if (!this.#running || !this.#caughtUp || this.#failing || this.#recovering || this.#options.chainDown?.()) return false;
     return this.#options.clock() - this.#lastSuccessAt <= this.#options.staleAfterMs;
   }
 
@@ -101,6 +136,21 @@ export class RegistryEventFollower {
   }
 
   /**
+   * Calls `listener` with the last block still on the chain when a reorganisation dropped blocks the follower had
+   * delivered: whoever keeps state built from later logs drops it; those blocks' logs (of the new branch) follow.
+   */
+  onReorg(listener: (ancestor: bigint) => void): () => void {
+    this.#reorgListeners.add(listener);
+    return () => this.#reorgListeners.delete(listener);
+  }
+
+  /** Adds a check run at the end of every poll (see BlockCheck). */
+  addCheck(check: BlockCheck): () => void {
+    this.#checks.add(check);
+    return () => this.#checks.delete(check);
+  }
+
+  /**
    * The chain now ends at `head`: a local chain restarted from its saved state may have lost blocks this follower
    * already delivered, and mines different ones at the same heights. If so, start over from the deploy block
    * (between polls) and tell the rewind listeners; until caught up again the follower is not live, so caches
@@ -109,15 +159,8 @@ export class RegistryEventFollower {
   rewind(head: bigint): Promise<void> {
     const step = this.#queue.then(() => {
       if (this.#processed <= head) return;
-      this.#processed = this.#fromBlock > 0n ? this.#fromBlock - 1n : -1n;
       this.#caughtUp = false;
-      for (const listener of this.#rewindListeners) {
-        try {
-          listener();
-        } catch (error) {
-          this.#options.onError?.(error);
-        }
-      }
+      this.#startOver();
     });
     this.#queue = step;
     return step;
@@ -176,33 +219,121 @@ export class RegistryEventFollower {
     return poll;
   }
 
-  async #poll(): Promise<void> {
-    const latest = await this.#client.getBlockNumber({ cacheTime: 0 });
-    let window = this.#options.maxLogRange;
-    while (this.#processed < latest) {
-      const fromBlock = this.#processed + 1n;
-      const toBlock = fromBlock + window - 1n < latest ? fromBlock + window - 1n : latest;
-      let logs: RegistryLog[];
+  /** Back to the deploy block: the rewind listeners drop everything, and every log is delivered again. */
+  #startOver(): void {
+    this.#processed = this.#fromBlock > 0n ? this.#fromBlock - 1n : -1n;
+    this.#checkpoints = [];
+    for (const listener of this.#rewindListeners) {
       try {
-        logs = (await this.#client.getLogs({ address: this.#registry, fromBlock, toBlock })) as RegistryLog[];
+        listener();
       } catch (error) {
-        // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
-        if (window > 1n) {
-          window /= 2n;
-          continue;
-        }
+        this.#options.onError?.(error);
+      }
+    }
+  }
+
+  /** The hash of the chain's block at `number` now; undefined when the chain is shorter. */
+  async #hashAt(number: bigint): Promise<Hash | undefined> {
+    try {
+      return (await this.#client.getBlock({ blockNumber: number, includeTransactions: false })).hash ?? undefined;
+    } catch (error) {
+      if (error instanceof BlockNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Blocks after the last checkpoint still on the chain were dropped: go back to it (the reorg listeners forget
+   * what came after), or to the deploy block when none is left. Every checkpoint's block is read in one batch.
+   */
+  async #undoReorg(): Promise<void> {
+    const older = this.#checkpoints.slice(0, -1);
+    const hashes = await Promise.all(older.map((checkpoint) => this.#hashAt(checkpoint.number)));
+    let kept = older.length;
+    while (kept > 0 && hashes[kept - 1] !== older[kept - 1]?.hash) kept--;
+    const ancestor = older[kept - 1];
+    if (ancestor === undefined) {
+      this.#startOver();
+      return;
+    }
+    this.#checkpoints = older.slice(0, kept);
+    this.#processed = ancestor.number;
+    for (const listener of this.#reorgListeners) {
+      try {
+        listener(ancestor.number);
+      } catch (error) {
+        this.#options.onError?.(error);
+      }
+    }
+  }
+
+  async #poll(): Promise<void> {
+    const last = this.#checkpoints.at(-1);
+    // the head and the last checkpoint's block, in one batched round trip
+    const [head, lastHash] = await Promise.all([
+      this.#client.getBlock({ blockTag: 'latest', includeTransactions: false }),
+      last ? this.#hashAt(last.number) : undefined,
+    ]);
+    if (last && lastHash !== last.hash) {
+      this.#recovering = true;
+      try {
+        await this.#undoReorg();
+      } catch (error) {
+        // unsure what is on the chain: forget it all rather than keep what may have been dropped
+        this.#startOver();
         throw error;
       }
-      this.#deliver(logs, toBlock);
-      // stop() ends a long backfill between windows (its progress is kept for the next start).
-      if (!this.#running && this.#processed < latest) return;
     }
+    const latest = head.number;
+    let window = this.#options.maxLogRange;
+    let checks: Promise<(() => void)[]> | undefined;
+    try {
+      while (this.#processed < latest) {
+        const fromBlock = this.#processed + 1n;
+        const toBlock = fromBlock + window - 1n < latest ? fromBlock + window - 1n : latest;
+        // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
+        if (toBlock === latest) checks ??= this.#runChecks(latest);
+        let logs: RegistryLog[];
+        try {
+          logs = (await this.#client.getLogs({ address: this.#registry, fromBlock, toBlock })) as RegistryLog[];
+        } catch (error) {
+          // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
+          if (window > 1n) {
+            window /= 2n;
+            continue;
+          }
+          throw error;
+        }
+        const apply = toBlock === latest && checks ? await checks : [];
+        this.#deliver(logs, toBlock);
+        for (const applyCheck of apply) applyCheck();
+        // stop() ends a long backfill between windows (its progress is kept for the next start).
+        if (!this.#running && this.#processed < latest) return;
+      }
+    } finally {
+      checks?.catch(() => undefined); // not awaited when the logs failed first
+    }
+    if (this.#processed === latest && head.hash) this.#checkpoint({ number: latest, hash: head.hash });
+    this.#recovering = false;
     this.#lastSuccessAt = this.#options.clock();
     this.#failing = false;
     if (!this.#caughtUp) {
       this.#caughtUp = true;
       for (const resolve of this.#readyWaiters.splice(0)) resolve();
     }
+  }
+
+  /** Starts every check's read at `blockNumber`; resolves to what to apply. */
+  #runChecks(blockNumber: bigint): Promise<(() => void)[]> | undefined {
+    const reads = [...this.#checks].flatMap((check) => check(blockNumber) ?? []);
+    return reads.length > 0 ? Promise.all(reads) : undefined;
+  }
+
+  #checkpoint(checkpoint: Checkpoint): void {
+    if (this.#checkpoints.at(-1)?.number !== checkpoint.number) this.#checkpoints.push(checkpoint);
+    const oldest = checkpoint.number - REORG_WINDOW;
+    const drop = this.#checkpoints.findIndex((c) => c.number > oldest);
+    if (drop > 0) this.#checkpoints.splice(0, drop);
   }
 
   #deliver(logs: RegistryLog[], toBlock: bigint): void {

@@ -15,17 +15,42 @@
 // So an answer can lag the chain by at most the time between a block and the follower's next poll: one
 // polling interval, which is set to about one block time.
 //
-// Not covered by events (and so not invalidated): a provider contract changing its name or strength, and an
-// admin switching the registry's selfProofProvider to an already approved provider (no event is emitted then).
+// A proof provider's name and strength are the provider's own state, which no registry event announces (and a
+// provider need not log its changes): at the end of every poll the follower reads the name and strength of every
+// provider that cached agents show (one eth_call, batched with the poll's last eth_getLogs, at the block the poll
+// ends at), and drops each cached agent whose provider now reads otherwise, in the tick the logs are applied.
+// Not covered (and so not invalidated): an admin switching the registry's selfProofProvider to an already
+// approved provider (no event is emitted then; isSelfProvider of cached agents may lag).
+// Chain reorganisations: the follower notices dropped blocks (registry-events.ts) and the whole cache is dropped
+// (clear()), as nothing records which entries came from which block.
 // Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
-// cached isProofFresh alone. Chain reorganisations are not handled (Celo's blocks are final in practice).
+// cached isProofFresh alone.
+//
+// Each cached agent is a record: its view, and the answers the service has built from it (by shape: the value,
+// and for HTTP its JSON bytes and ETag), so a cached answer is built and serialized once. They go with the view.
 
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { serviceErrorOf } from '../core/errors.js';
 import type { Metrics } from '../metrics.js';
+
+/** An answer built from a cached agent's view. */
+export interface PreparedAnswer<T = unknown> {
+  value: T;
+  /** Until when (ms of the service's clock) the answer holds: isVerified turns false at the proof's expiry. */
+  validUntilMs: number;
+  /** Its JSON bytes and strong ETag, made (and checked against the documented schema) on the first HTTP request. */
+  wire?: { body: Buffer; etag: string };
+}
+
+/** A cached agent: its view at one block, and the answers built from it, by shape. */
+export interface AgentRecord {
+  readonly view: AgentView;
+  /** Keyed by the answer's shape and any request parameter it depends on besides the network and the agent. */
+  readonly answers: Map<string, PreparedAnswer>;
+}
 
 interface CacheHooks<K, V> {
   follower: Pick<RegistryEventFollower, 'isLive' | 'processedBlock'>;
@@ -84,6 +109,11 @@ class BlockCheckedCache<K, V> {
     return (await loading).value;
   }
 
+  /** The cached value, without counting a lookup or refreshing its place. */
+  peek(key: K): V | undefined {
+    return this.#entries.get(key);
+  }
+
   delete(key: K): void {
     this.#loading.delete(key);
     const value = this.#entries.get(key);
@@ -111,7 +141,7 @@ class BlockCheckedCache<K, V> {
 export interface AgentCacheOptions {
   network: string;
   /** The network's one-call agent reads. */
-  lens: Pick<AgentLens, 'agent' | 'agentsForNullifier'>;
+  lens: Pick<AgentLens, 'agent' | 'agentsForNullifier' | 'providers'>;
   /** Unix time of a block (a chain read; cached here forever, since a block's timestamp never changes). */
   blockTimestamp: (blockNumber: bigint) => Promise<number>;
   /** The agent id of an agent key (0 when none) at a block, or at the latest block without one. */
@@ -140,6 +170,10 @@ class SetMap<K, V> {
     if (set?.size === 0) this.#sets.delete(key);
   }
 
+  keys(): K[] {
+    return [...this.#sets.keys()];
+  }
+
   /** The values of `key`, copied (callers delete while iterating). */
   values(key: K): V[] {
     return [...(this.#sets.get(key) ?? [])];
@@ -149,17 +183,19 @@ class SetMap<K, V> {
 /** One network's cached agent views, agent ids by key, nullifier lists and block timestamps. */
 export class AgentCache {
   readonly #options: AgentCacheOptions;
-  readonly #agents: BlockCheckedCache<bigint, AgentView>;
+  readonly #agents: BlockCheckedCache<bigint, AgentRecord>;
   readonly #nullifierLists: BlockCheckedCache<bigint, readonly bigint[]>;
   /** Cached agents by their nullifier, to drop them when the nullifier's agent count changes. */
   readonly #agentsOfNullifier = new SetMap<bigint, bigint>();
+  /** Cached agents by their proof provider, to drop them when its name or strength changes. */
+  readonly #agentsOfProvider = new SetMap<Address, bigint>();
   /** Agent ids by agent key (0n: no agent), what a signed request's key resolves to. */
   readonly #agentIds: BlockCheckedCache<Hex, bigint>;
   /** Cached keys by the agent id they resolved to, to drop them with the agent (0n: the keys of no agent yet). */
   readonly #keysOfAgent = new SetMap<bigint, Hex>();
   readonly #blockTimes = new Map<bigint, number>();
   readonly #blockTimesLoading = new Map<bigint, Promise<number>>();
-  readonly #unsubscribe: () => void;
+  readonly #unsubscribe: (() => void)[];
 
   constructor(options: AgentCacheOptions) {
     this.#options = options;
@@ -169,10 +205,14 @@ export class AgentCache {
       follower,
       metrics,
       maxEntries,
-      onStore: (agentId, view) => {
+      onStore: (agentId, { view }) => {
         if (view.nullifier !== 0n) this.#agentsOfNullifier.add(view.nullifier, agentId);
+        if (view.exists && view.hasHumanProof) this.#agentsOfProvider.add(view.proofProvider, agentId);
       },
-      onEvict: (agentId, view) => this.#agentsOfNullifier.delete(view.nullifier, agentId),
+      onEvict: (agentId, { view }) => {
+        this.#agentsOfNullifier.delete(view.nullifier, agentId);
+        this.#agentsOfProvider.delete(view.proofProvider, agentId);
+      },
     });
     this.#nullifierLists = new BlockCheckedCache('nullifier-agents', { follower, metrics, maxEntries });
     this.#agentIds = new BlockCheckedCache('agent-key', {
@@ -182,12 +222,37 @@ export class AgentCache {
       onStore: (agentKey, agentId) => this.#keysOfAgent.add(agentId, agentKey),
       onEvict: (agentKey, agentId) => this.#keysOfAgent.delete(agentId, agentKey),
     });
-    this.#unsubscribe = follower.subscribe((logs) => this.apply(logs));
+    this.#unsubscribe = [follower.subscribe((logs) => this.apply(logs)), follower.addCheck((blockNumber) => this.#checkProviders(blockNumber))];
   }
 
   /** The agent's view: from the cache, or one eth_call. */
-  agent(agentId: bigint): Promise<AgentView> {
-    return this.#agents.get(agentId, () => this.#options.lens.agent(agentId));
+  async agent(agentId: bigint): Promise<AgentView> {
+    return (await this.agentRecord(agentId)).view;
+  }
+
+  /** The agent's record (its view and the answers built from it): from the cache, or one eth_call. */
+  agentRecord(agentId: bigint): Promise<AgentRecord> {
+    return this.#agents.get(agentId, async () => {
+      const { blockNumber, value } = await this.#options.lens.agent(agentId);
+      return { blockNumber, value: { view: value, answers: new Map() } };
+    });
+  }
+
+  /**
+   * Reads, at `blockNumber`, the name and strength of the providers cached agents show; applied, it drops the
+   * agents whose provider now reads otherwise. Nothing to read (no round trip) while no cached agent has a proof.
+   */
+  #checkProviders(blockNumber: bigint): Promise<() => void> | undefined {
+    const providers = this.#agentsOfProvider.keys();
+    if (providers.length === 0) return undefined;
+    return this.#options.lens.providers(providers, blockNumber).then(({ value }) => () => {
+      for (const provider of value) {
+        for (const agentId of this.#agentsOfProvider.values(provider.address)) {
+          const view = this.#agents.peek(agentId)?.view;
+          if (view && (view.providerName !== provider.name || view.verificationStrength !== provider.strength)) this.#agents.delete(agentId);
+        }
+      }
+    });
   }
 
   /**
@@ -292,6 +357,6 @@ export class AgentCache {
   }
 
   close(): void {
-    this.#unsubscribe();
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
   }
 }

@@ -12,6 +12,10 @@
 // - Agent lists (by human, by nullifier) are in ascending id order.
 // - The log followers are started by the composition root (start()); if nothing started them, the first
 //   agents-by-human request starts its network's follower (until stop() is called).
+// - The per-agent answers (info, verify, card, reputation, verify-status) are built once per cached view and kept
+//   with it (agent-cache.ts), with their JSON bytes and ETag once an HTTP route asked: REST routes and A2A intents
+//   share them, and the registry's events, provider checks and reorganisations drop them with the view.
+import { createHash } from 'node:crypto';
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
@@ -26,7 +30,7 @@ import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-
 import type { Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
-import { AgentCache } from './agent-cache.js';
+import { AgentCache, type PreparedAnswer } from './agent-cache.js';
 import { type AgentCard, buildAgentCard } from './agent-card.js';
 import { HumanAgentIndex } from './human-agent-index.js';
 
@@ -89,6 +93,22 @@ export interface Reputation {
 }
 
 export type VerifyStatus = { verified: false } | { verified: boolean; proofType: ProofType; registeredAtBlock: string; providerAddress: Address };
+
+/** The answers built from one agent's view alone (and its network), by shape. */
+export interface AgentAnswers {
+  info: AgentInfo;
+  verify: VerifyResult;
+  card: AgentCard;
+  reputation: Reputation;
+  'verify-status': VerifyStatus;
+}
+export type AgentAnswerShape = keyof AgentAnswers;
+
+/** An answer's JSON bytes and its strong ETag (a hash of the bytes). */
+export interface AnswerBytes {
+  body: Buffer;
+  etag: string;
+}
 
 export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
 
@@ -210,11 +230,18 @@ export class AgentQueryService {
       metrics,
     });
     const index = new HumanAgentIndex();
-    follower.subscribe((logs) => index.apply(logs));
-    // a restarted local chain that lost blocks the follower had seen: rebuild both from the logs again
+    follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
+    // a restarted local chain that lost blocks the follower had seen, or a reorganisation deeper than the follower
+    // keeps track of: rebuild both from the logs again
     follower.onRewind(() => {
       cache.clear();
       index.clear();
+    });
+    // a reorganisation dropped blocks after `ancestor`: no cached read may come from them (the cache keeps no
+    // block per entry, so all go), and the index undoes their changes; their new branch's logs follow
+    follower.onReorg((ancestor) => {
+      cache.clear();
+      index.rewindTo(ancestor);
     });
     return { gateway, follower, cache, index };
   }
@@ -264,13 +291,80 @@ export class AgentQueryService {
 
   async #existing(queries: NetworkQueries, agentId: bigint): Promise<AgentView> {
     const view = await queries.cache.agent(agentId);
-    if (!view.exists) throw notFound(`Agent ${agentId} not found on chain ${queries.gateway.chainId}`);
+    if (!view.exists) throw this.#notFound(queries, agentId);
     return view;
   }
 
-  async info(network: NetworkName, agentId: bigint): Promise<AgentInfo> {
+  /**
+   * An agent answer, built once per cached view (A2A and REST share it) and rebuilt when it turns stale by the
+   * clock (a proof's expiry). Not cached while the follower is not live: then built at every request.
+   */
+  async #prepared<S extends AgentAnswerShape>(shape: S, network: NetworkName, agentId: bigint): Promise<PreparedAnswer<AgentAnswers[S]>> {
     const queries = this.#networks[network];
-    const view = await this.#existing(queries, agentId);
+    const record = await queries.cache.agentRecord(agentId);
+    // the record is the agent's and the network's; nothing else of the request goes into these answers, so the
+    // shape alone keys them (an answer depending on another parameter would need it in the key)
+    const known = record.answers.get(shape) as PreparedAnswer<AgentAnswers[S]> | undefined;
+    if (known && this.#options.clock() < known.validUntilMs) return known;
+    const { view } = record;
+    const prepared: PreparedAnswer<AgentAnswers[S]> = {
+      value: (await this.#build(shape, queries, agentId, view)) as AgentAnswers[S],
+      validUntilMs: this.#isVerified(view) ? Number(view.proofExpiresAt) * 1000 : Number.POSITIVE_INFINITY,
+    };
+    record.answers.set(shape, prepared);
+    return prepared;
+  }
+
+  #build(
+    shape: AgentAnswerShape,
+    queries: NetworkQueries,
+    agentId: bigint,
+    view: AgentView,
+  ): Promise<AgentAnswers[AgentAnswerShape]> | AgentAnswers[AgentAnswerShape] {
+    switch (shape) {
+      case 'info':
+        return this.#info(queries, agentId, view);
+      case 'verify':
+        return this.#verify(queries, agentId, view);
+      case 'card':
+        return this.#card(queries, agentId, view);
+      case 'reputation':
+        return this.#reputation(queries, agentId, view);
+      case 'verify-status':
+        return this.#verifyStatus(view);
+    }
+  }
+
+  /**
+   * An agent answer as JSON bytes with a strong ETag: serialized once per cached view, after `check` (the route's
+   * documented schema) accepted it; a cached answer is then a lookup. Throws as the answer would (404).
+   */
+  async answerBytes<S extends AgentAnswerShape>(
+    shape: S,
+    network: NetworkName,
+    agentId: bigint,
+    check: (value: AgentAnswers[S]) => void,
+  ): Promise<AnswerBytes> {
+    const prepared = await this.#prepared(shape, network, agentId);
+    if (!prepared.wire) {
+      check(prepared.value);
+      const body = Buffer.from(JSON.stringify(prepared.value));
+      prepared.wire = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+    }
+    return prepared.wire;
+  }
+
+  /** Callers share the answer object: read it, never change it. */
+  async info(network: NetworkName, agentId: bigint): Promise<AgentInfo> {
+    return (await this.#prepared('info', network, agentId)).value;
+  }
+
+  #notFound(queries: NetworkQueries, agentId: bigint): ServiceError {
+    return notFound(`Agent ${agentId} not found on chain ${queries.gateway.chainId}`);
+  }
+
+  async #info(queries: NetworkQueries, agentId: bigint, view: AgentView): Promise<AgentInfo> {
+    if (!view.exists) throw this.#notFound(queries, agentId);
     // The registry stores the mint's block number; its timestamp costs one more round trip the first time a
     // block is seen (then it is cached forever).
     const registeredAt = view.registeredAtBlock > 0n ? await queries.cache.blockTimestamp(view.registeredAtBlock) : 0;
@@ -323,10 +417,12 @@ export class AgentQueryService {
     };
   }
 
-  /** One eth_call when not cached, none when cached. */
+  /** One eth_call when not cached, none when cached. Callers share the answer object: read it, never change it. */
   async verify(network: NetworkName, agentId: bigint): Promise<VerifyResult> {
-    const queries = this.#networks[network];
-    const view = await queries.cache.agent(agentId);
+    return (await this.#prepared('verify', network, agentId)).value;
+  }
+
+  #verify(queries: NetworkQueries, agentId: bigint, view: AgentView): VerifyResult {
     const ids = { agentId: Number(agentId), chainId: queries.gateway.chainId };
     if (!view.exists || !view.hasHumanProof) return { ...ids, ...NO_PROOF };
     const proof = proofFields(view);
@@ -358,8 +454,11 @@ export class AgentQueryService {
   }
 
   async reputation(network: NetworkName, agentId: bigint): Promise<Reputation> {
-    const queries = this.#networks[network];
-    const view = await this.#existing(queries, agentId);
+    return (await this.#prepared('reputation', network, agentId)).value;
+  }
+
+  #reputation(queries: NetworkQueries, agentId: bigint, view: AgentView): Reputation {
+    if (!view.exists) throw this.#notFound(queries, agentId);
     const proof = proofFields(view);
     return {
       score: proof.strength,
@@ -370,8 +469,10 @@ export class AgentQueryService {
   }
 
   async verifyStatus(network: NetworkName, agentId: bigint): Promise<VerifyStatus> {
-    const queries = this.#networks[network];
-    const view = await queries.cache.agent(agentId);
+    return (await this.#prepared('verify-status', network, agentId)).value;
+  }
+
+  #verifyStatus(view: AgentView): VerifyStatus {
     if (!view.exists || !view.hasHumanProof) return { verified: false };
     return {
       verified: this.#isVerified(view),
@@ -382,8 +483,11 @@ export class AgentQueryService {
   }
 
   async card(network: NetworkName, agentId: bigint): Promise<AgentCard> {
-    const queries = this.#networks[network];
-    const view = await this.#existing(queries, agentId);
+    return (await this.#prepared('card', network, agentId)).value;
+  }
+
+  #card(queries: NetworkQueries, agentId: bigint, view: AgentView): AgentCard {
+    if (!view.exists) throw this.#notFound(queries, agentId);
     const { gateway } = queries;
     const proof = proofFields(view);
     return buildAgentCard({

@@ -6,12 +6,20 @@
 // Who counts, by registration mode: linked and privy agents -> the human's wallet (owner); wallet-free and
 // smartwallet agents -> the agent's own address (owner) and the guardian, if one was set; Ed25519 agents -> the
 // address derived from the key (owner) and the guardian (ed25519-linked).
+//
+// A chain reorganisation drops blocks whose logs were applied: every change of the last REORG_WINDOW blocks is
+// journaled with what it replaced, so rewindTo(ancestor) undoes those after the ancestor, newest first.
 import { type Address, getAddress, zeroAddress } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
+import { REORG_WINDOW } from '../chain/registry-events.js';
 
 class AddressIndex {
   readonly #byAgent = new Map<bigint, Address>();
   readonly #byAddress = new Map<Address, Set<bigint>>();
+
+  get(agentId: bigint): Address | undefined {
+    return this.#byAgent.get(agentId);
+  }
 
   set(agentId: bigint, address: Address): void {
     this.remove(agentId);
@@ -44,22 +52,51 @@ class AddressIndex {
   }
 }
 
+/** One change of the index, and what it replaced (undefined: nothing). */
+interface Undo {
+  blockNumber: bigint;
+  side: AddressIndex;
+  agentId: bigint;
+  previous: Address | undefined;
+}
+
 export class HumanAgentIndex {
   readonly #owners = new AddressIndex();
   readonly #guardians = new AddressIndex();
+  /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
+  #journal: Undo[] = [];
 
-  /** Applies a range of registry logs, in order. */
-  apply(logs: readonly RegistryLogLike[]): void {
+  /** Applies a range of registry logs, in order; `toBlock` is the range's last block. */
+  apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint): void {
     for (const log of logs) {
       const effect = decodeRegistryLog(log);
       if (effect.kind !== 'agent') continue;
+      const change = (side: AddressIndex, address: Address) => {
+        if (log.blockNumber != null)
+          this.#journal.push({ blockNumber: log.blockNumber, side, agentId: effect.agentId, previous: side.get(effect.agentId) });
+        side.set(effect.agentId, address);
+      };
       if (effect.owner === zeroAddress) {
-        this.#owners.remove(effect.agentId);
-        this.#guardians.remove(effect.agentId);
+        change(this.#owners, zeroAddress);
+        change(this.#guardians, zeroAddress);
       } else if (effect.owner !== undefined) {
-        this.#owners.set(effect.agentId, effect.owner);
+        change(this.#owners, effect.owner);
       }
-      if (effect.guardian !== undefined) this.#guardians.set(effect.agentId, effect.guardian);
+      if (effect.guardian !== undefined) change(this.#guardians, effect.guardian);
+    }
+    if (toBlock !== undefined) {
+      // changes older than a reorganisation can reach are final
+      const final = toBlock - REORG_WINDOW;
+      const kept = this.#journal.findIndex((undo) => undo.blockNumber > final);
+      if (kept !== 0) this.#journal.splice(0, kept === -1 ? this.#journal.length : kept);
+    }
+  }
+
+  /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */
+  rewindTo(ancestor: bigint): void {
+    for (let undo = this.#journal.at(-1); undo && undo.blockNumber > ancestor; undo = this.#journal.at(-1)) {
+      this.#journal.pop();
+      undo.side.set(undo.agentId, undo.previous ?? zeroAddress);
     }
   }
 
@@ -67,6 +104,7 @@ export class HumanAgentIndex {
   clear(): void {
     this.#owners.clear();
     this.#guardians.clear();
+    this.#journal = [];
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */

@@ -86,6 +86,9 @@ function fakeFollower() {
       subscribers.push(subscriber);
       return () => undefined;
     },
+    addCheck() {
+      return () => undefined;
+    },
     deliver(logs: { topics: Hex[]; data: Hex }[], toBlock: bigint) {
       for (const s of subscribers) s(logs as never, toBlock);
       this.processedBlock = toBlock;

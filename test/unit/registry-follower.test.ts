@@ -1,18 +1,32 @@
 // The registry log follower when its chain misbehaves: a poll that fails makes it not live at once (caches stop
 // answering from what may have changed unheard), a chain known down likewise, and a chain that went back to an
-// earlier state (a local chain restarted from its state file) makes it start over from the deploy block.
+// earlier state (a local chain restarted from its state file) makes it start over from the deploy block, and a
+// reorganisation (a block it delivered is no longer the chain's) takes it back to the last block still on the chain.
+import { BlockNotFoundError, pad, toHex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { ChainClient } from '../../src/chain/clients.js';
 import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
 
 const REGISTRY = '0x0000000000000000000000000000000000000001';
 
-/** A chain of `head` blocks with one registry log in each block from 3 on; `fail` makes every call throw. */
+/**
+ * A chain of `head` blocks with one registry log in each block from 3 on; `fail` makes every call throw. Blocks
+ * from `forkedFrom` on are those of branch `branch` (their hashes differ from other branches').
+ */
 function fakeChain() {
   const chain = {
     head: 10n,
     fail: false,
+    branch: 0,
+    forkedFrom: 0n,
     client: {
+      getBlock: async ({ blockNumber, blockTag }: { blockNumber?: bigint; blockTag?: 'latest' }) => {
+        if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
+        const number = blockTag === 'latest' ? chain.head : (blockNumber as bigint);
+        if (number > chain.head) throw new BlockNotFoundError({ blockNumber: number });
+        const branch = number >= chain.forkedFrom ? chain.branch : 0;
+        return { number, hash: pad(toHex(number * 1000n + BigInt(branch))) };
+      },
       getBlockNumber: async () => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
         return chain.head;
@@ -20,7 +34,9 @@ function fakeChain() {
       getLogs: async ({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
         const logs: Partial<RegistryLog>[] = [];
-        for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) logs.push({ blockNumber: block, logIndex: 0 });
+        for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) {
+          logs.push({ blockNumber: block, logIndex: 0, blockHash: pad(toHex(block * 1000n + BigInt(block >= chain.forkedFrom ? chain.branch : 0))) });
+        }
         return logs;
       },
     } as unknown as ChainClient,
@@ -79,6 +95,53 @@ describe('RegistryEventFollower', () => {
     expect(follower.isLive()).toBe(false);
     await follower.syncNow();
     expect(delivered).toEqual([3n, 4n, 5n, 6n, 7n, 8n]);
+    expect(follower.isLive()).toBe(true);
+    await follower.stop();
+  });
+
+  it('goes back to the last block still on the chain after a reorganisation, and delivers the new branch from there', async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000 });
+    const delivered: string[] = [];
+    const reorgs: bigint[] = [];
+    follower.subscribe((logs) => delivered.push(...logs.map((log) => `${log.blockNumber}:${log.blockHash}`)));
+    follower.onReorg((ancestor) => reorgs.push(ancestor));
+    await follower.start();
+    chain.head = 12n;
+    await follower.syncNow(); // polls ended at 10 and 12
+    delivered.length = 0;
+
+    // blocks 11 and 12 replaced by another branch of the same height
+    chain.branch = 1;
+    chain.forkedFrom = 11n;
+    await follower.syncNow();
+    expect(reorgs).toEqual([10n]);
+    expect(delivered).toEqual([11n, 12n].map((n) => `${n}:${pad(toHex(n * 1000n + 1n))}`));
+    expect(follower.processedBlock).toBe(12n);
+    expect(follower.isLive()).toBe(true);
+
+    // nothing changed: no reorg, nothing delivered again
+    delivered.length = 0;
+    await follower.syncNow();
+    expect(reorgs).toEqual([10n]);
+    expect(delivered).toEqual([]);
+    await follower.stop();
+  });
+
+  it('starts over from the deploy block when no block it kept a hash of is on the chain any more', async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000 });
+    let rewinds = 0;
+    const reorgs: bigint[] = [];
+    follower.onRewind(() => rewinds++);
+    follower.onReorg((ancestor) => reorgs.push(ancestor));
+    await follower.start();
+    chain.branch = 2;
+    chain.forkedFrom = 2n;
+    await follower.syncNow();
+    expect(rewinds).toBe(1);
+    expect(reorgs).toEqual([]);
+    expect(follower.processedBlock).toBe(10n);
     expect(follower.isLive()).toBe(true);
     await follower.stop();
   });

@@ -97,6 +97,21 @@ contract AgentLens {
         return (block.number, registry.getAgentsForNullifier(nullifier));
     }
 
+    /// @notice The name and strength of each provider, read as agentView reads them, with the block they were
+    /// read at: what the service compares its cached answers with, since a provider announces no change of its own.
+    function providersView(address[] calldata providers)
+        external
+        view
+        returns (uint256 blockNumber, string[] memory names, uint8[] memory strengths)
+    {
+        names = new string[](providers.length);
+        strengths = new uint8[](providers.length);
+        for (uint256 i = 0; i < providers.length; ++i) {
+            (names[i], strengths[i]) = _provider(providers[i]);
+        }
+        return (block.number, names, strengths);
+    }
+
     function _view(ILensRegistry registry, uint256 agentId, address selfProvider)
         private
         view

@@ -18,13 +18,16 @@ export interface OpenApiOperation {
   tags: string[];
   parameters?: OpenApiParameter[];
   requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema }> };
-  responses: Record<string, { description: string; content?: Record<string, { schema?: JsonSchema }> }>;
+  responses: Record<
+    string,
+    { description: string; headers?: Record<string, { description: string; schema: JsonSchema }>; content?: Record<string, { schema?: JsonSchema }> }
+  >;
   security?: Record<string, string[]>[];
 }
 
 export interface OpenApiParameter {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   description?: string;
   schema: JsonSchema;
@@ -226,16 +229,20 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
     }
     const params = route.params ? input.name(route.params, `${base}PathParameters`) : undefined;
     const query = route.query ? input.name(route.query, `${base}QueryParameters`) : undefined;
-    for (const name of [params, query]) if (name) parameterObjects.add(name);
+    const headers = route.headers ? input.name(route.headers, `${base}HeaderParameters`) : undefined;
+    for (const name of [params, query, headers]) if (name) parameterObjects.add(name);
     const body = route.body
       ? { required: !isOptional(route.body), name: input.name(isOptional(route.body) ? route.body.unwrap() : route.body, `${base}Request`) }
       : undefined;
     const responses = Object.entries(answersOf(route)).map(([status, doc]) => {
       const code = Number(status);
       const schema = doc.schema ?? (code >= 400 && !doc.contentType ? errorSchema : undefined);
-      return { status, doc, name: schema ? output.name(schema, `${base}Response${code === 200 ? '' : status}`) : undefined };
+      const headerNames = Object.entries(doc.headers ?? {}).map(
+        ([header, { schema: headerSchema }]) => [header, output.name(headerSchema, `${base}Response${status}${pascal(header)}Header`)] as const,
+      );
+      return { status, doc, name: schema ? output.name(schema, `${base}Response${code === 200 ? '' : status}`) : undefined, headerNames };
     });
-    return { route, operationId, params, query, body, responses };
+    return { route, operationId, params, query, headers, body, responses };
   });
 
   const { schemas, inputRef } = mergeSides(input.convert(), output.convert());
@@ -246,7 +253,7 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
     return schema;
   };
 
-  const parametersOf = (name: string | undefined, where: 'path' | 'query'): OpenApiParameter[] => {
+  const parametersOf = (name: string | undefined, where: OpenApiParameter['in']): OpenApiParameter[] => {
     if (!name) return [];
     const object = inputSchema(name);
     const required = new Set((object['required'] ?? []) as string[]);
@@ -263,8 +270,8 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
   };
 
   const paths: OpenApiDocument['paths'] = {};
-  for (const { route, operationId, params, query, body, responses } of planned) {
-    const parameters = [...parametersOf(params, 'path'), ...parametersOf(query, 'query')];
+  for (const { route, operationId, params, query, headers, body, responses } of planned) {
+    const parameters = [...parametersOf(params, 'path'), ...parametersOf(query, 'query'), ...parametersOf(headers, 'header')];
     const operation: OpenApiOperation = {
       operationId,
       summary: route.summary,
@@ -275,9 +282,20 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
         ? { requestBody: { required: body.required, content: { 'application/json': { schema: { $ref: inputRef(`${REF_PREFIX}${body.name}`) } } } } }
         : {}),
       responses: Object.fromEntries(
-        responses.map(({ status, doc, name }) => {
+        responses.map(({ status, doc, name, headerNames }) => {
           const content = responseContent(doc, name ? ref(name) : undefined);
-          return [status, { description: doc.description, ...(content ? { content } : {}) }];
+          const documented = headerNames.map(([header, schemaName]) => [
+            header,
+            { description: doc.headers?.[header]?.description ?? '', schema: ref(schemaName) },
+          ]);
+          return [
+            status,
+            {
+              description: doc.description,
+              ...(documented.length > 0 ? { headers: Object.fromEntries(documented) } : {}),
+              ...(content ? { content } : {}),
+            },
+          ];
         }),
       ),
       ...(route.sessionToken ? { security: sessionTokenSecurity(route.sessionToken) } : {}),

@@ -8,6 +8,8 @@ export interface ResponseDoc {
   schema?: z.ZodType;
   /** Content type when the body is not JSON, e.g. image/png. */
   contentType?: string;
+  /** Response headers worth documenting (e.g. ETag), by name. */
+  headers?: Record<string, { description: string; schema: z.ZodType }>;
 }
 
 export interface RouteDoc {
@@ -19,6 +21,8 @@ export interface RouteDoc {
   tags: string[];
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** Request headers the route reads besides the security schemes' (e.g. If-None-Match), as header parameters. */
+  headers?: z.ZodObject;
   body?: z.ZodType;
   /** Which session token transports apply (documented as security alternatives, the token being required in one). */
   sessionToken?: 'query-or-bearer' | 'query-bearer-or-body';

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { z } from 'zod';
-import type { NetworkName } from '../../core/networks.js';
-import type { AgentQueryService } from '../../services/agent-queries.js';
+import type { AgentAnswerShape, AgentAnswers, AgentQueryService } from '../../services/agent-queries.js';
+import { conditionalGetHeaders, etagHeader, sendPrepared } from '../conditional.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
 import {
@@ -28,21 +28,56 @@ const badParams: ResponseDoc = { description: 'Unsupported chainId, or a malform
 const notFound: ResponseDoc = { description: 'The agent was never minted on this chain, or has been burned' };
 const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };
 
-/** What one agent read takes: its path, docs, answer schema, and the query that answers it. */
-interface AgentRead<S extends z.ZodType> {
+const notModified: ResponseDoc = {
+  description: 'If-None-Match named the current answer: not modified, no body',
+  headers: etagHeader,
+};
+
+/** The documented schema of each answer the service prepares. */
+const ANSWER_SCHEMAS = {
+  info: agentInfoSchema,
+  verify: verifySchema,
+  card: agentCardSchema,
+  reputation: reputationSchema,
+  'verify-status': verifyStatusSchema,
+} as const;
+/** The compiler checks that every prepared answer is what its documented schema says. */
+const _documented: { [A in AgentAnswerShape]: AgentAnswers[A] extends z.output<(typeof ANSWER_SCHEMAS)[A]> ? true : never } = {
+  info: true,
+  verify: true,
+  card: true,
+  reputation: true,
+  'verify-status': true,
+};
+
+/** What one agent read takes: its path, docs, and the service's answer shape it serves. */
+interface AgentRead<A extends AgentAnswerShape> {
   path: string;
   summary: string;
   description?: string;
   /** The answer for an agent that does not exist: 404, or a no-proof body. */
   missing: '404' | 'no-proof body';
-  answer: { description: string; schema: S };
-  query: (network: NetworkName, agentId: bigint) => Promise<z.output<S>>;
+  answer: { description: string };
+  shape: A;
 }
 
-/** GET {path} with {chainId}/{agentId}: parse, one query, the documented answer; cached one block. */
-function agentRead<S extends z.ZodType>(read: AgentRead<S>): Route {
-  const responses: Record<number, ResponseDoc> = { 200: read.answer, 400: badParams, 500: chainFailure };
+/**
+ * GET {path} with {chainId}/{agentId}: parse, then the service's prepared bytes and ETag (built, checked against
+ * the documented schema and serialized once per cached agent), written as they are or answered 304; cached one block.
+ */
+function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read: AgentRead<A>): Route {
+  const schema = ANSWER_SCHEMAS[read.shape];
+  const responses: Record<number, ResponseDoc> = {
+    200: { ...read.answer, schema, headers: etagHeader },
+    304: notModified,
+    400: badParams,
+    500: chainFailure,
+  };
   if (read.missing === '404') responses[404] = notFound;
+  const check = (value: AgentAnswers[A]): void => {
+    const result = schema.safeParse(value);
+    if (!result.success) throw new Error(`${read.path}: the answer does not match its documented schema: ${result.error.message}`);
+  };
   return {
     method: 'get',
     tags: TAGS,
@@ -52,10 +87,12 @@ function agentRead<S extends z.ZodType>(read: AgentRead<S>): Route {
     summary: read.summary,
     ...(read.description ? { description: read.description } : {}),
     params: agentParamsSchema,
+    headers: conditionalGetHeaders,
     responses,
     handler: async (req, res) => {
       const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-      res.json(documented(read.answer.schema, await read.query(network, BigInt(agentId))));
+      const { body, etag } = await queries.answerBytes(read.shape, network, BigInt(agentId), check);
+      sendPrepared(req, res, body, etag);
     },
   };
 }
@@ -65,12 +102,12 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
   const list = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
   const discovery = { method: 'get', tags: DISCOVERY_TAGS, cache: 'discovery', cors: 'public' } as const;
   return [
-    agentRead({
+    agentRead(queries, {
       path: '/api/agent/info/{chainId}/{agentId}',
       summary: 'Agent info: address, verification, provider, credentials, registration time',
       missing: '404',
-      answer: { description: 'The agent', schema: agentInfoSchema },
-      query: (network, agentId) => queries.info(network, agentId),
+      answer: { description: 'The agent' },
+      shape: 'info',
     }),
     {
       ...list,
@@ -102,35 +139,35 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
         res.json(documented(agentsByNullifierSchema, await queries.agentsByNullifier(network, BigInt(nullifier))));
       },
     },
-    agentRead({
+    agentRead(queries, {
       path: '/api/agent/verify/{chainId}/{agentId}',
       summary: 'Does the agent have a proof of human, from which provider, and how many agents does its human have',
       description: 'An agent without a proof, or that does not exist, gets the no-proof answer (not 404).',
       missing: 'no-proof body',
-      answer: { description: 'The verification', schema: verifySchema },
-      query: (network, agentId) => queries.verify(network, agentId),
+      answer: { description: 'The verification' },
+      shape: 'verify',
     }),
-    agentRead({
+    agentRead(queries, {
       path: '/api/cards/{chainId}/{agentId}',
       summary: "The agent's A2A agent card, with its proof of human",
       missing: '404',
-      answer: { description: 'The card', schema: agentCardSchema },
-      query: (network, agentId) => queries.card(network, agentId),
+      answer: { description: 'The card' },
+      shape: 'card',
     }),
-    agentRead({
+    agentRead(queries, {
       path: '/api/reputation/{chainId}/{agentId}',
       summary: "Reputation: the proof provider's strength and its label",
       missing: '404',
-      answer: { description: 'The reputation', schema: reputationSchema },
-      query: (network, agentId) => queries.reputation(network, agentId),
+      answer: { description: 'The reputation' },
+      shape: 'reputation',
     }),
-    agentRead({
+    agentRead(queries, {
       path: '/api/verify-status/{chainId}/{agentId}',
       summary: 'Verification status',
       description: 'Only {"verified": false} for an agent without a proof, or that does not exist.',
       missing: 'no-proof body',
-      answer: { description: 'The status', schema: verifyStatusSchema },
-      query: (network, agentId) => queries.verifyStatus(network, agentId),
+      answer: { description: 'The status' },
+      shape: 'verify-status',
     }),
     {
       ...discovery,
