@@ -43,8 +43,10 @@ export interface Config {
   logLevel: string;
   /** Public base URL of the service; derived from host and port when unset. */
   publicUrl: string;
-  /** Encrypts session tokens; generated once under DATA_DIR when unset. */
+  /** Encrypts session tokens; generated once under DATA_DIR (or in the shared Redis) when unset. */
   sessionSecret?: string;
+  /** The shared store (REDIS_URL): several instances keep their data in one Redis; absent, the embedded sqlite store. */
+  redis?: { url: string; keyPrefix: string };
   deepLinkScheme: string;
   /** The name the identity app shows the human. */
   appName: string;
@@ -135,6 +137,10 @@ const envSchema = z.object({
   SESSION_SECRET: optional(
     z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   ),
+  REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })),
+  REDIS_KEY_PREFIX: optional(
+    z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters without spaces, e.g. registry:'),
+  ).default('air:'),
   DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(DEFAULT_DEEP_LINK_SCHEME),
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
@@ -240,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: values.LOG_LEVEL,
     publicUrl: (values.PUBLIC_URL ?? `http://${displayHost}:${values.PORT}`).replace(/\/+$/, ''),
     ...(values.SESSION_SECRET ? { sessionSecret: values.SESSION_SECRET } : {}),
+    ...(values.REDIS_URL ? { redis: { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX } } : {}),
     deepLinkScheme: values.DEEP_LINK_SCHEME,
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,

@@ -34,10 +34,11 @@ import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
 import { createServices } from './services/index.js';
 import { SessionReconciliation } from './services/session-reconciliation.js';
 import { SessionRepository } from './sessions/session-repository.js';
-import { loadKeptSecret, loadSessionSecret } from './sessions/session-secret.js';
+import { type KeptSecret, loadKeptSecret, loadSharedSecret, SESSION_SECRET } from './sessions/session-secret.js';
 import { StartupTimer, type StartupTimings } from './startup-timer.js';
 import { secureDataDir } from './store/data-dir.js';
 import type { KeyValueStore } from './store/key-value-store.js';
+import { RedisStore } from './store/redis-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
@@ -222,7 +223,21 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
   const devChains: DevChain[] = [];
   // the owner's alone (0700, files 0600), tightened with a warning if a copy or an older version left it looser
   secureDataDir(config.dataDir, (message) => logger.warn(message));
-  const store = new SqliteStore(join(config.dataDir, 'store.sqlite'));
+  // REDIS_URL: the store several instances share (one that does not answer stops the start); else the sqlite file
+  const store: KeyValueStore = config.redis
+    ? await RedisStore.connect({
+        ...config.redis,
+        onConnection: (event) =>
+          event.state === 'lost'
+            ? logger.error({ reason: event.reason }, 'redis connection lost: store calls answer 503 until it is back')
+            : logger.info('redis connection back'),
+      })
+    : new SqliteStore(join(config.dataDir, 'store.sqlite'));
+  // generated secrets: in the shared store when there is one (every instance must hold the same), else in DATA_DIR
+  const keptSecret = (secret: KeptSecret, value: string | undefined): Promise<Uint8Array> => {
+    const source = { ...(value !== undefined ? { value } : {}), dataDir: config.dataDir, log: (message: string) => logger.info(message) };
+    return config.redis ? loadSharedSecret(secret, { ...source, store }) : Promise.resolve(loadKeptSecret(secret, source));
+  };
   let localAccountAbstraction: LocalAccountAbstraction[] = [];
   const stopChains = async (): Promise<void> => {
     await Promise.all(localAccountAbstraction.map((aa) => aa.rpc.close()));
@@ -230,11 +245,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
   };
   const metrics = new Metrics({ defaultMetrics: true });
   try {
-    const sessionSecret = loadSessionSecret({
-      ...(config.sessionSecret ? { value: config.sessionSecret } : {}),
-      dataDir: config.dataDir,
-      log: (message) => logger.info(message),
-    });
+    const sessionSecret = await keptSecret(SESSION_SECRET, config.sessionSecret);
     timer.end('dataDir');
     const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(
       config,
@@ -291,7 +302,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       ),
       aa: {
         ...config.aaProxy,
-        tokenSecret: loadKeptSecret(PROXY_TOKEN_SECRET, { value: config.aaProxy.tokenSecret, dataDir: config.dataDir, log: (m) => logger.info(m) }),
+        tokenSecret: await keptSecret(PROXY_TOKEN_SECRET, config.aaProxy.tokenSecret),
         // a configured provider wins; an embedded chain without one uses its own local bundler and paymaster
         upstreams: Object.fromEntries(
           NETWORK_NAMES.map((network) => {

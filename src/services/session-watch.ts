@@ -15,7 +15,7 @@
 //
 // Watches hold a slot each: at most `maxWatches` run at once, and the slot is taken before anything is awaited,
 // so concurrent requests cannot overshoot the cap.
-import { ChainUnreachableError, ServiceError } from '../core/errors.js';
+import { ChainUnreachableError, ServiceError, StoreUnavailableError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import { FINAL_STAGES, type SessionStage, type SessionType } from '../core/session-types.js';
 import type { AnySessionStatus, Sessions } from './sessions.js';
@@ -186,9 +186,9 @@ export class SessionWatcher {
   }
 }
 
-/** A refusal ends the watch (expiry, a token no longer valid); anything else (a chain not answering) is worth another read. */
+/** A refusal ends the watch (expiry, a token no longer valid); anything else (a chain or the store not answering) is worth another read. */
 function ended(error: unknown): WatchEnd | undefined {
-  if (!(error instanceof ServiceError) || error instanceof ChainUnreachableError) return undefined;
+  if (!(error instanceof ServiceError) || error instanceof ChainUnreachableError || error instanceof StoreUnavailableError) return undefined;
   if (error.status === 410) return { outcome: 'expired', error: error.message };
   return { outcome: 'refused', error: error.message, status: error.status };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/data-dir.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
 
 const MIN_BYTES = 32;
 
@@ -56,6 +57,42 @@ export function loadKeptSecret(secret: KeptSecret, options: SecretSource): Uint8
     unlinkSync(temporary);
   }
   return checked(readFileSync(path, 'utf8').trim(), path, secret);
+}
+
+export interface SharedSecretSource {
+  /** The setting's value, if set. */
+  value?: string;
+  /** The store the instances share. */
+  store: KeyValueStore;
+  /** A secret an earlier single-instance run kept here is the one offered first, so its tokens stay valid. */
+  dataDir: string;
+  log: (msg: string) => void;
+}
+
+/** Where a generated secret is kept in a shared store. */
+export const sharedSecretKey = (secret: KeptSecret): string => `secret:${secret.fileName}`;
+
+/**
+ * Any such secret for instances sharing a store (Redis): the setting's value, else the one kept in the store, put
+ * there by whichever instance came first (an atomic create-if-absent, so they all end up with the same one): that
+ * instance offers the file an earlier run kept under DATA_DIR, or a newly generated secret.
+ */
+export async function loadSharedSecret(secret: KeptSecret, options: SharedSecretSource): Promise<Uint8Array> {
+  if (options.value !== undefined) return checked(options.value, secret.setting, secret);
+  const key = sharedSecretKey(secret);
+  const earlier = readIfPresent(join(options.dataDir, secret.fileName));
+  const offered = earlier ?? randomBytes(MIN_BYTES).toString('hex');
+  let created = false;
+  // update, not setIfAbsent: the secret is kept without an expiry, and only the first writer's value stays
+  const kept = await options.store.update<string>(key, (current) => {
+    created = current === undefined;
+    return current ?? offered;
+  });
+  if (created) {
+    const origin = earlier === undefined ? 'generated a' : `kept DATA_DIR/${secret.fileName} as the`;
+    options.log(`${origin} ${secret.what} in the shared store (${key}); set ${secret.setting} to manage it yourself`);
+  }
+  return checked(kept as string, `the shared store's ${key}`, secret);
 }
 
 function readIfPresent(path: string): string | undefined {
