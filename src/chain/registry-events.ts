@@ -49,11 +49,12 @@ const DEFAULT_MAX_LOG_RANGE = 50_000n;
 export const REORG_WINDOW = 128n;
 
 /**
- * A read of state the logs do not announce, at the block a poll ends at. Returns undefined when there is nothing
- * to read (no round trip), else the read, which resolves to what to apply: called synchronously, in the same tick
- * as the poll's logs are delivered. A rejected read fails the poll (the follower is then not live).
+ * A read of state the logs do not announce, at the block a poll ends at, through the follower's client (its calls
+ * share the poll's batched round trip). Returns undefined when there is nothing to read (no round trip), else the
+ * read, which resolves to what to apply: called synchronously, in the same tick as the poll's logs are delivered.
+ * A rejected read fails the poll (the follower is then not live).
  */
-export type BlockCheck = (blockNumber: bigint) => Promise<() => void> | undefined;
+export type BlockCheck = (blockNumber: bigint, client: ChainClient) => Promise<() => void> | undefined;
 
 interface Checkpoint {
   number: bigint;
@@ -325,7 +326,7 @@ export class RegistryEventFollower {
 
   /** Starts every check's read at `blockNumber`; resolves to what to apply. */
   #runChecks(blockNumber: bigint): Promise<(() => void)[]> | undefined {
-    const reads = [...this.#checks].flatMap((check) => check(blockNumber) ?? []);
+    const reads = [...this.#checks].flatMap((check) => check(blockNumber, this.#client) ?? []);
     return reads.length > 0 ? Promise.all(reads) : undefined;
   }
 

@@ -31,7 +31,8 @@
 
 import type { Address, Hex } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
-import type { AgentLens, AgentView, AtBlock } from '../chain/agent-lens.js';
+import { AgentLens, type AgentView, type AtBlock } from '../chain/agent-lens.js';
+import type { ChainClient } from '../chain/clients.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { serviceErrorOf } from '../core/errors.js';
 import type { Metrics } from '../metrics.js';
@@ -141,7 +142,7 @@ class BlockCheckedCache<K, V> {
 export interface AgentCacheOptions {
   network: string;
   /** The network's one-call agent reads. */
-  lens: Pick<AgentLens, 'agent' | 'agentsForNullifier' | 'providers'>;
+  lens: Pick<AgentLens, 'agent' | 'agentsForNullifier'>;
   /** Unix time of a block (a chain read; cached here forever, since a block's timestamp never changes). */
   blockTimestamp: (blockNumber: bigint) => Promise<number>;
   /** The agent id of an agent key (0 when none) at a block, or at the latest block without one. */
@@ -222,7 +223,10 @@ export class AgentCache {
       onStore: (agentKey, agentId) => this.#keysOfAgent.add(agentId, agentKey),
       onEvict: (agentKey, agentId) => this.#keysOfAgent.delete(agentId, agentKey),
     });
-    this.#unsubscribe = [follower.subscribe((logs) => this.apply(logs)), follower.addCheck((blockNumber) => this.#checkProviders(blockNumber))];
+    this.#unsubscribe = [
+      follower.subscribe((logs) => this.apply(logs)),
+      follower.addCheck((blockNumber, client) => this.#checkProviders(blockNumber, client)),
+    ];
   }
 
   /** The agent's view: from the cache, or one eth_call. */
@@ -242,10 +246,10 @@ export class AgentCache {
    * Reads, at `blockNumber`, the name and strength of the providers cached agents show; applied, it drops the
    * agents whose provider now reads otherwise. Nothing to read (no round trip) while no cached agent has a proof.
    */
-  #checkProviders(blockNumber: bigint): Promise<() => void> | undefined {
+  #checkProviders(blockNumber: bigint, client: ChainClient): Promise<() => void> | undefined {
     const providers = this.#agentsOfProvider.keys();
     if (providers.length === 0) return undefined;
-    return this.#options.lens.providers(providers, blockNumber).then(({ value }) => () => {
+    return new AgentLens(client, this.#options.follower.registry).providers(providers, blockNumber).then(({ value }) => () => {
       for (const provider of value) {
         for (const agentId of this.#agentsOfProvider.values(provider.address)) {
           const view = this.#agents.peek(agentId)?.view;

@@ -28,8 +28,8 @@ export interface TestSystem {
 
 export const LOCAL = { timeoutMs: 5_000, pollingIntervalMs: 20 } as const;
 
-export async function deployTestSystem(network: NetworkName = 'testnet'): Promise<TestSystem> {
-  const rpcUrl = inject('rpc')[network];
+/** A contract set on the run's anvil of `network`, or on the anvil at `rpcUrl` (a test that reorganises its chain). */
+export async function deployTestSystem(network: NetworkName = 'testnet', rpcUrl: string = inject('rpc')[network]): Promise<TestSystem> {
   const client = createChainClient(network, { rpcUrl, ...LOCAL });
   const newWallet = async (): Promise<LocalChainWallet> => {
     const account = privateKeyToAccount(generatePrivateKey());
