@@ -107,7 +107,9 @@ export class RedisStore implements KeyValueStore {
   readonly #prefix: string;
   readonly #clock: Clock;
   readonly #address: string;
+  /** The connection's last error, for messages while it is down. */
   #lastError: string | undefined;
+  #closing = false;
 
   private constructor(options: RedisStoreOptions) {
     this.#prefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
@@ -118,14 +120,19 @@ export class RedisStore implements KeyValueStore {
     redis.defineCommand('kvIncrement', { numberOfKeys: 1, lua: INCREMENT });
     this.#redis = redis as Scripted;
     let connected = false;
+    let lost = false;
     redis.on('error', (error: Error) => {
-      const first = this.#lastError === undefined;
       this.#lastError = error.message;
-      if (connected && first) options.onConnection?.({ state: 'lost', reason: error.message });
+    });
+    redis.on('close', () => {
+      if (!connected || lost || this.#closing) return;
+      lost = true;
+      options.onConnection?.({ state: 'lost', reason: this.#lastError ?? 'connection closed' });
     });
     redis.on('ready', () => {
-      if (connected && this.#lastError !== undefined) options.onConnection?.({ state: 'back' });
+      if (lost) options.onConnection?.({ state: 'back' });
       connected = true;
+      lost = false;
       this.#lastError = undefined;
     });
   }
@@ -223,6 +230,7 @@ export class RedisStore implements KeyValueStore {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     try {
       if (this.#redis.status === 'ready') await this.#redis.quit();
     } catch {
@@ -247,8 +255,10 @@ export class RedisStore implements KeyValueStore {
   /** A Redis error reply (a script's or a wrong type's) is ours to fix; anything else is Redis not answering. */
   #unavailable(error: unknown): Error {
     if (error instanceof ReplyError || error instanceof StoreUnavailableError) return error as Error;
-    const reason = error instanceof Error ? error.message : String(error);
-    return new StoreUnavailableError('redis', `at ${this.#address} did not answer (${this.#lastError ?? reason})`);
+    if (this.#redis.status !== 'ready') {
+      return new StoreUnavailableError('redis', `at ${this.#address} is not connected (${this.#lastError ?? 'connection lost'}; reconnecting)`);
+    }
+    return new StoreUnavailableError('redis', `at ${this.#address} did not answer (${error instanceof Error ? error.message : String(error)})`);
   }
 }
 

@@ -780,7 +780,8 @@ describe('registration sessions: errors, limits and transports', () => {
       expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(429);
       // Half-way through it, half of them count: 5 more fit, the 6th is refused.
       advance(30_000);
-      for (let i = 0; i < 5; i++) expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(200);
+      for (let i = 0; i < 5; i++)
+        expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(200);
       expect((await request(app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' })).status).toBe(429);
     }
   });
