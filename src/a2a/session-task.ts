@@ -33,12 +33,13 @@ export function sessionFields<S extends { qrImageBase64: string }>(session: S): 
   return fields;
 }
 
-/** The task's artifact: deep link, QR data, session token, stage, expiry. */
+/** The task's artifact: deep link, QR data, scan page, session token, stage, expiry. */
 export function sessionArtifact(intent: FollowedSession['intent'], fields: object): Artifact {
   return {
     artifactId: randomUUID(),
     name: `${intent}-session`,
-    description: 'Open the deep link (or show the QR data) to the human; the task completes by itself.',
+    description:
+      'Open the deep link (or show the QR data) to the human, or send them scanPageUrl: a page that shows the QR code and follows the session; the task completes by itself.',
     parts: [dataPart(fields)],
     metadata: undefined,
     extensions: [],

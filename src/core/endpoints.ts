@@ -13,5 +13,11 @@ export const SESSION_BASE_PATHS: Readonly<Record<SessionType, string>> = {
   refresh: '/api/agent/refresh',
 };
 
+/**
+ * The page a human opens on a laptop to scan a session's QR code and watch it finish: GET /register/{watch token}.
+ * One path for every kind of session (the token names its kind), and never the session token.
+ */
+export const SCAN_PAGE_PATH = '/register';
+
 /** The per-agent card of an agent on a chain. */
 export const agentCardPath = (chainId: number, agentId: bigint | number): string => `/api/cards/${chainId}/${agentId}`;

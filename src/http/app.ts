@@ -24,6 +24,7 @@ import { healthRoutes } from './routes/health.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
+import { scanPageRoutes } from './routes/scan-page.js';
 import { sessionRoutes } from './routes/sessions.js';
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
@@ -62,6 +63,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...healthRoutes(deps.chains, deps.version),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
+    ...scanPageRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),

@@ -29,7 +29,7 @@ const without = (data: Data, keys: readonly string[]): Data => Object.fromEntrie
 /** Every session answer issues a new token and counts the time down: the rest must match exactly. */
 const PER_CALL = ['sessionToken', 'timeRemainingMs'] as const;
 /** What differs between two sessions of the same request (each has its own token, link and expiry). */
-const PER_SESSION = [...PER_CALL, 'deepLink', 'qrData', 'scanUrl', 'expiresAt'] as const;
+const PER_SESSION = [...PER_CALL, 'deepLink', 'qrData', 'scanUrl', 'scanPageUrl', 'expiresAt'] as const;
 
 // ----- the wire -----
 

@@ -312,6 +312,7 @@ describe('OpenAPI document', () => {
     let agentId: number;
     let humanAddress: string;
     let nullifier: string;
+    let scanRef: string;
 
     beforeAll(async () => {
       // A real agent, registered through the API, whose answers the checks below read.
@@ -319,6 +320,7 @@ describe('OpenAPI document', () => {
       const started = await request(app).post('/api/agent/register').send({ mode: 'linked', network: 'testnet', humanAddress });
       expectConforms(started, 'post', '/api/agent/register');
       const token = started.body.sessionToken as string;
+      scanRef = decodeURIComponent(new URL(started.body.scanPageUrl as string).pathname.split('/').pop() as string);
 
       expectConforms(await request(app).get('/api/agent/register/qr').query({ token }), 'get', '/api/agent/register/qr');
       expectConforms(await request(app).get('/api/agent/register/qr').query({ token, format: 'png' }), 'get', '/api/agent/register/qr');
@@ -368,6 +370,7 @@ describe('OpenAPI document', () => {
       agentId: String(agentId),
       address: humanAddress,
       nullifier,
+      sessionRef: scanRef,
     });
 
     const publicGets = () => operations(doc).filter(({ method, operation }) => method === 'get' && !operation.security && !operation.requestBody);

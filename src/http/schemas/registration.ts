@@ -151,6 +151,7 @@ export const registrationSessionSchema = z
     qrData: z.string().describe('Same as deepLink, for a QR code'),
     qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
     scanUrl: z.string().describe('URL of the QR code PNG, with a watch token: it shows the QR code and status, never exports'),
+    scanPageUrl: z.string().describe('Page to open on a laptop: the QR code, what is asked, the session live to its end (watch token)'),
     agentAddress: address('The agent address'),
     mode: modeSchema,
     network: networkSchema,

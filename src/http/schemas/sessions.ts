@@ -11,6 +11,7 @@ const openedShape = {
   qrData: z.string().describe('Same as deepLink, for a QR code'),
   qrImageBase64: z.string().describe('The QR code as a base64 PNG'),
   scanUrl: z.string().describe('URL of the QR code PNG, with a watch token: it shows the QR code and status, never exports'),
+  scanPageUrl: z.string().describe('Page to open on a laptop: the QR code, what is asked, the session live to its end (watch token)'),
 };
 
 // ---- Deregistration

@@ -1,0 +1,151 @@
+// GET /register/{sessionRef}: the page a human opens on a laptop to scan a session's QR code with the phone and
+// watch the session finish, and GET /register/{sessionRef}/events, its live updates (server-sent events from the
+// session watcher). sessionRef is the watch token of the scan link; the session token is refused.
+//
+// The rule that every answer is JSON holds for programs: the page's state and every refusal are JSON unless the
+// client asks for HTML (a browser does), which then gets the page, or a page saying the same refusal with the same
+// status. The page sets its own headers over the shared ones: a Content-Security-Policy allowing only its own
+// inline style and script (by hash), no-store, and no Referer, since its address holds the capability.
+import type { Request, Response } from 'express';
+import { SCAN_PAGE_PATH } from '../../core/endpoints.js';
+import { serviceErrorOf } from '../../core/errors.js';
+import type { Services } from '../../services/index.js';
+import { ScanPages } from '../../services/scan-page.js';
+import type { Route } from '../route.js';
+import { contentSecurityPolicy } from '../scan-page/assets.js';
+import { errorPageHtml, scanPageHtml } from '../scan-page/page.js';
+import { endState, openedState, stateOf } from '../scan-page/state.js';
+import { errorSchema } from '../schemas/registration.js';
+import { type ScanPageState, scanPageParamsSchema, scanPageStateSchema } from '../schemas/scan-page.js';
+import { documented, parseWith } from '../validation.js';
+import { chainFailure } from './session-follow-up.js';
+
+const TAGS = ['Registration'];
+const PAGE = `${SCAN_PAGE_PATH}/{sessionRef}`;
+/** An SSE comment this often keeps proxies with an idle timeout (often 60 s) from cutting a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+
+const refusals = (html: boolean) => ({
+  401: {
+    description: 'Not a watch token of this service: altered, a callback token, or a session token (which is never taken in a page address)',
+    schema: errorSchema,
+    ...(html ? { contentType: 'text/html' } : {}),
+  },
+  410: { description: 'The session expired (30 minutes)', schema: errorSchema, ...(html ? { contentType: 'text/html' } : {}) },
+  500: chainFailure,
+});
+
+/** Headers of every answer of these routes: the address holds a capability, so no Referer leaves with it and nothing is stored. */
+function privateAnswer(res: Response): void {
+  res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+}
+
+/** The request's path as its template, for the request log: the watch token in the path is not written there. */
+const REF_IN_PATH = new RegExp(`^${SCAN_PAGE_PATH}/[^/?]+`);
+function hideRef(req: Request): void {
+  req.originalUrl = req.originalUrl.replace(REF_IN_PATH, `${SCAN_PAGE_PATH}/{sessionRef}`);
+}
+
+const wantsHtml = (req: Request): boolean => req.accepts(['application/json', 'text/html']) === 'text/html';
+
+export function scanPageRoutes(services: Services): Route[] {
+  const pages = new ScanPages(services.sessions, services.watcher);
+  return [
+    {
+      method: 'get',
+      path: PAGE,
+      summary: 'Scan page of a session: its QR code, what it asks, and its progress live',
+      description:
+        'For the human, on a laptop: the QR code to scan with the identity app (and the deep link as a button, for a page opened on the phone), ' +
+        'the network, mode and requested disclosures in plain words, and the stage live until the session ends (the agent id and its info ' +
+        'endpoint once registered). Any kind of session; the address is scanPageUrl of the session answer. A browser (Accept: text/html) gets ' +
+        'the HTML page, and refusals as pages with the same status; other clients get the page state and refusals as JSON.',
+      tags: TAGS,
+      params: scanPageParamsSchema,
+      responses: {
+        200: { description: 'The page (text/html), or its state (JSON)', schema: scanPageStateSchema, contentType: 'text/html' },
+        ...refusals(true),
+      },
+      handler: async (req, res) => {
+        hideRef(req);
+        privateAnswer(res);
+        const html = wantsHtml(req);
+        res.vary('Accept');
+        const { sessionRef } = parseWith(scanPageParamsSchema, req.params, 'path');
+        try {
+          const session = await pages.open(sessionRef);
+          if (!html) {
+            res.json(documented(scanPageStateSchema, openedState(session)));
+            return;
+          }
+          const page = scanPageHtml(session);
+          res.set('Content-Security-Policy', contentSecurityPolicy({ script: page.live }));
+          res.type('html').send(page.html);
+        } catch (error) {
+          const refusal = serviceErrorOf(error);
+          if (!html || !refusal) throw error;
+          res.set('Content-Security-Policy', contentSecurityPolicy({ script: false }));
+          res.status(refusal.status).type('html').send(errorPageHtml(refusal.status, refusal.message));
+        }
+      },
+    },
+    {
+      method: 'get',
+      path: `${PAGE}/events`,
+      summary: 'Live updates of the scan page (server-sent events)',
+      description:
+        'An event "state" (a ScanPageState as JSON) at once, then at each new stage, until a final one (completed, failed, expired) ends the ' +
+        'stream; comments keep it open meanwhile. Driven by the session watcher: a report to any instance or the registry log wakes it.',
+      tags: TAGS,
+      params: scanPageParamsSchema,
+      responses: {
+        200: { description: 'The event stream', contentType: 'text/event-stream' },
+        ...refusals(false),
+        503: { description: 'The service follows as many sessions as it may; try again in a few minutes' },
+      },
+      handler: async (req, res) => {
+        hideRef(req);
+        privateAnswer(res);
+        const { sessionRef } = parseWith(scanPageParamsSchema, req.params, 'path');
+        // the watch slot first (503 at the cap), then the session: refusals are JSON answers before the stream starts
+        const watch = pages.watch();
+        let session: Awaited<ReturnType<ScanPages['open']>>;
+        try {
+          session = await pages.open(sessionRef);
+        } catch (error) {
+          watch.cancel();
+          throw error;
+        }
+        res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
+        res.flushHeaders();
+        const send = (state: ScanPageState): void => {
+          res.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
+        };
+        res.write('retry: 3000\n\n');
+        let last = openedState(session);
+        send(last);
+        if (last.final) {
+          watch.cancel();
+          res.end();
+          return;
+        }
+        const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
+        const leave = (): void => watch.cancel();
+        res.once('close', leave);
+        try {
+          const end = await watch.follow(sessionRef, session.status.stage, (status) => {
+            last = stateOf(session.kind, session.network, status);
+            send(last);
+          });
+          // a stopped watch (the service shutting down) sends nothing: the page reconnects, to another instance too
+          const final = endState(last, end);
+          if (final) send(final);
+        } finally {
+          clearInterval(keepAlive);
+          res.off('close', leave);
+          res.end();
+        }
+      },
+    },
+  ];
+}
