@@ -37,7 +37,9 @@ import { SessionRepository } from './sessions/session-repository.js';
 import { type KeptSecret, loadKeptSecret, loadSharedSecret, SESSION_SECRET } from './sessions/session-secret.js';
 import { StartupTimer, type StartupTimings } from './startup-timer.js';
 import { secureDataDir } from './store/data-dir.js';
+import { type EventBus, InProcessEventBus } from './store/event-bus.js';
 import type { KeyValueStore } from './store/key-value-store.js';
+import { RedisEventBus } from './store/redis-event-bus.js';
 import { RedisStore } from './store/redis-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
@@ -233,6 +235,10 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
             : logger.info('redis connection back'),
       })
     : new SqliteStore(join(config.dataDir, 'store.sqlite'));
+  // the instances sharing that Redis tell each other of session changes on it; alone, in-process
+  const events: EventBus = config.redis
+    ? new RedisEventBus({ ...config.redis, onError: (err) => logger.warn({ err }, 'redis events connection failed: watches fall back to polling') })
+    : new InProcessEventBus();
   // generated secrets: in the shared store when there is one (every instance must hold the same), else in DATA_DIR
   const keptSecret = (secret: KeptSecret, value: string | undefined): Promise<Uint8Array> => {
     const source = { ...(value !== undefined ? { value } : {}), dataDir: config.dataDir, log: (message: string) => logger.info(message) };
@@ -261,7 +267,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     // No session may claim what a local chain does not hold (a state lost or restored): checked before serving.
     const reconciled = await new SessionReconciliation({
       chains,
-      sessions: new SessionRepository(store),
+      sessions: new SessionRepository(store, Date.now, { bus: events }),
       clock: Date.now,
       onError: (session, err) => logger.warn({ session, err }, 'could not check a session against the chain'),
     }).run();
@@ -280,6 +286,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const services = createServices({
       chains,
       store,
+      events,
+      onEventError: (err) => logger.warn({ err }, 'could not publish a session change to the other instances'),
       sessionSecret,
       publicUrl: url,
       deepLinkScheme: config.deepLinkScheme,
@@ -344,6 +352,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();
+        await events.close();
         await store.close();
       })();
       return stopping;
@@ -366,6 +375,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     };
   } catch (error) {
     await stopChains();
+    await events.close();
     await store.close();
     throw error;
   }

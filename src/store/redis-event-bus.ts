@@ -22,7 +22,7 @@ export interface RedisEventBusOptions {
   url: string;
   /** Prepended to every channel name, e.g. "registry:"; channels are <prefix>events:<topic>. */
   keyPrefix?: string;
-  /** A connection or command failure (logged by the caller; the bus keeps trying). */
+  /** A connection lost (once per outage of each connection) or a command failed; the bus keeps trying. */
   onError?: (error: Error) => void;
 }
 
@@ -51,7 +51,15 @@ export class RedisEventBus implements EventBus {
       commandTimeout: undefined,
     });
     for (const connection of [this.#publisher, this.#subscriber]) {
-      connection.on('error', (error: Error) => this.#onError(error));
+      // ioredis reports every failed reconnection attempt: the first of an outage is enough
+      let down = false;
+      connection.on('error', (error: Error) => {
+        if (!down) this.#onError(error);
+        down = true;
+      });
+      connection.on('ready', () => {
+        down = false;
+      });
       // lazy connections: connect now; a failure is reported on 'error' and retried by ioredis
       connection.connect().catch(() => undefined);
     }
