@@ -1,5 +1,5 @@
 // Schema-driven fuzzing of every operation of the served OpenAPI document, against the app over real local chains.
-// For each operation, fast-check builds requests from the document itself: its path and query parameters, request
+// For each operation, fast-check builds requests from the document itself: its path, query and header parameters, request
 // body and security schemes, with values the schemas allow (and values known to the service: a registered agent,
 // live session tokens of every kind), near misses of patterns, bounds plus or minus one, wrong types, missing and
 // extra members, unicode, long strings (JSON bodies up to about 180 kB, under the 200 kB limit), other content types.
@@ -128,6 +128,7 @@ describe('OpenAPI-driven fuzzing of every operation', () => {
       `${(waiting.body.sessionToken as string).slice(0, -2)}AA`,
     ];
     const pubkey = bytesToHex(ed25519.getPublicKey(ed25519.utils.randomSecretKey()));
+    const verifyTag = String((await request(server).get(`/api/agent/verify/${TESTNET}/${agentId}`)).headers.etag ?? '"none"');
     arbitraries = new SchemaArbitraries(doc.components.schemas, {
       chainId: [TESTNET, '42220'],
       chain: [TESTNET],
@@ -143,6 +144,8 @@ describe('OpenAPI-driven fuzzing of every operation', () => {
       token: sessionTokens,
       format: ['png'],
       method: [...A2A_RPC_METHODS],
+      // conditional GETs: any current answer, the agent's verification as it is now, a list naming it
+      'If-None-Match': ['*', verifyTag, `W/${verifyTag}, "other"`],
     });
   }, 120_000);
 
@@ -232,6 +235,15 @@ describe('OpenAPI-driven fuzzing of every operation', () => {
         return extra ? [...pairs, extra] : pairs;
       });
 
+    // header parameters (If-None-Match): sent or not; a header carries visible ASCII only
+    const headerParameters = parameters.filter((p) => p.in === 'header');
+    const headerValues = fc.record(
+      Object.fromEntries(
+        headerParameters.map((p) => [p.name, arbitraries.any(p.schema, p.name).map((value) => String(value).replace(/[^\x20-\x7e]/g, ''))]),
+      ),
+      { requiredKeys: headerParameters.filter((p) => p.required).map((p) => p.name) },
+    ) as fc.Arbitrary<Record<string, string>>;
+
     const bodySchema = operation.requestBody?.content['application/json']?.schema;
     const json = bodySchema
       ? fc.oneof(
@@ -291,13 +303,14 @@ describe('OpenAPI-driven fuzzing of every operation', () => {
         query,
         security: securityHeaders(operation),
         headers: extraHeaders,
+        parameterHeaders: headerValues,
         body: sendsBody ? fc.option(body, { freq: operation.requestBody ? 8 : 2 }) : fc.constant(null),
         contentType,
       })
-      .map(({ path: values, query: pairs, security, headers, body: sent, contentType: type }) => ({
+      .map(({ path: values, query: pairs, security, headers, parameterHeaders, body: sent, contentType: type }) => ({
         path: values,
         query: [...pairs, ...security.query],
-        headers: { ...headers, ...security.headers },
+        headers: { ...headers, ...parameterHeaders, ...security.headers },
         ...(sent ? { body: sent, contentType: type } : {}),
       }));
   }

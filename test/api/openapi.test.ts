@@ -269,6 +269,25 @@ describe('OpenAPI document', () => {
     expect(exportBody.properties['token']).toMatchObject({ type: 'string' });
   });
 
+  it('documents the conditional GETs of the per-agent answers: the If-None-Match header, the ETag, and 304 without a body', () => {
+    const conditional = operations(doc).filter(({ operation }) => (operation.parameters ?? []).some((p) => p.in === 'header'));
+    expect(conditional.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
+      [
+        '/api/agent/info/{chainId}/{agentId}',
+        '/api/agent/verify/{chainId}/{agentId}',
+        '/api/cards/{chainId}/{agentId}',
+        '/api/reputation/{chainId}/{agentId}',
+        '/api/verify-status/{chainId}/{agentId}',
+      ].map((path) => `get ${path}`),
+    );
+    for (const { path, operation } of conditional) {
+      expect(operation.parameters, path).toContainEqual(expect.objectContaining({ name: 'If-None-Match', in: 'header', required: false }));
+      expect(operation.responses['304'], path).toMatchObject({ headers: { ETag: { schema: { $ref: '#/components/schemas/EntityTag' } } } });
+      expect(operation.responses['304']?.content, path).toBeUndefined();
+      expect(Object.keys(operation.responses['200']?.headers ?? {}), path).toEqual(['ETag']);
+    }
+  });
+
   it('shows the rules of the shared fields: what the pattern or enum allows is what the validator takes', () => {
     const parameter = (path: string, name: string): JsonSchema => {
       const found = doc.paths[path]?.get?.parameters?.find((p) => p.name === name);
