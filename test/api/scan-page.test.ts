@@ -301,6 +301,24 @@ describe('scan page', () => {
     expect(page.headers['content-security-policy']).not.toContain('script-src');
   });
 
+  it('frees its watch slot when the browser leaves the page', async () => {
+    const watched = testApp(net.chains, { sessionWatch: { pollIntervalMs: 50 } });
+    const own = createServer(watched.app);
+    await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await request(watched.app).post('/api/agent/register').send({ mode: 'wallet-free', network: 'testnet' });
+      const url = `http://127.0.0.1:${(own.address() as AddressInfo).port}${pathOf(res.body.scanPageUrl as string)}/events`;
+      const stream = await readEvents(url, (events) => events.length === 1);
+      expect(stream.events[0]).toMatchObject({ stage: 'qr-ready', final: false });
+      // the reader left after the first event: the service stops following the session for it
+      for (let i = 0; i < 100 && watched.services.watcher.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(watched.services.watcher.size).toBe(0);
+    } finally {
+      own.closeAllConnections();
+      await new Promise((resolve) => own.close(resolve));
+    }
+  });
+
   it('streams a failure with the reason the identity app gave', async () => {
     const session = await openRegistration();
     const url = `${origin}${pathOf(session['scanPageUrl'] as string)}/events`;

@@ -107,8 +107,15 @@ export function scanPageRoutes(services: Services): Route[] {
         hideRef(req);
         privateAnswer(res);
         const { sessionRef } = parseWith(scanPageParamsSchema, req.params, 'path');
-        // the watch slot first (503 at the cap), then the session: refusals are JSON answers before the stream starts
+        // the watch slot first (503 at the cap), then the session: refusals are JSON answers before the stream starts.
+        // The slot is freed whenever the client leaves, even while the session is still being read.
         const watch = pages.watch();
+        let gone = false;
+        const leave = (): void => {
+          gone = true;
+          watch.cancel();
+        };
+        res.once('close', leave);
         let session: Awaited<ReturnType<ScanPages['open']>>;
         try {
           session = await pages.open(sessionRef);
@@ -116,6 +123,7 @@ export function scanPageRoutes(services: Services): Route[] {
           watch.cancel();
           throw error;
         }
+        if (gone) return;
         res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
         res.flushHeaders();
         const send = (state: ScanPageState): void => {
@@ -130,8 +138,6 @@ export function scanPageRoutes(services: Services): Route[] {
           return;
         }
         const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
-        const leave = (): void => watch.cancel();
-        res.once('close', leave);
         try {
           const end = await watch.follow(sessionRef, session.status.stage, (status) => {
             last = stateOf(session.kind, session.network, status);
