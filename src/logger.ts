@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 /** Paths that may carry session tokens, keys or signatures: never written to the log. */
 export const REDACTED_PATHS = [
@@ -13,8 +13,27 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+/**
+ * Where the service's log lines go: standard output (or `dest`, a path or file descriptor), asynchronously. A line
+ * is queued and written with the next ones, so a request does not wait for a write(2) of its log line. pino flushes
+ * what is queued, synchronously, when the process exits; shutdown flushes it first anyway (flushLogger).
+ */
+export const logDestination = (dest: string | number = 1): DestinationStream => pino.destination({ dest, sync: false });
+
+export function createLogger(level: string, destination: DestinationStream = logDestination()): Logger {
+  return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
+}
+
+/** Writes what the logger has queued; resolves once written (or at once when nothing is queued or it cannot be). */
+export function flushLogger(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      logger.flush(() => resolve());
+    } catch {
+      // a destination that cannot flush (not yet open, or already closed): nothing more can be written
+      resolve();
+    }
+  });
 }
 
 /**

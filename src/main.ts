@@ -27,7 +27,7 @@ import { createApp } from './http/app.js';
 import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
 import { createLimitedServer } from './http/server-limits.js';
 import { provisionDemoAgent } from './identity-app/demo-agent.js';
-import { createLogger, routeConsoleTo } from './logger.js';
+import { createLogger, flushLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
 import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
@@ -407,7 +407,11 @@ async function main(): Promise<void> {
 
   const shutdown = (reason: string, code: number) => {
     logger.info({ reason }, 'shutting down');
-    void service.stop().finally(() => process.exit(code));
+    // the log lines queued on the asynchronous destination are written before the process ends
+    void service
+      .stop()
+      .finally(() => flushLogger(logger))
+      .finally(() => process.exit(code));
   };
   process.once('SIGINT', () => shutdown('SIGINT', 0));
   process.once('SIGTERM', () => shutdown('SIGTERM', 0));

@@ -1,18 +1,19 @@
 // The express application: the route table (every endpoint once, with its docs and policies), from which the
-// express routes, the OpenAPI document and the CORS and cache headers are all derived; shared middleware once.
+// express routes, the OpenAPI document and the CORS and cache headers are all derived; shared middleware once, and
+// what a route needs of its own (its headers, its rate limit, its body parser) in that route's chain.
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
+import { edge, routeEdge } from './middleware/edge.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
-import { allowedMethods, requireHost } from './middleware/methods.js';
+import { unmatched } from './middleware/methods.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
-import { routeTag } from './middleware/route-label.js';
-import { cachePolicy, cors, securityHeaders } from './middleware/security.js';
+import { noStoreOnErrors } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { BODY_LIMIT, expressPath, type Route } from './route.js';
 import { RoutePolicies } from './route-policies.js';
@@ -87,39 +88,65 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
   return all;
 }
 
-export function createApp(deps: AppDeps): Express {
+/** The parts of the shared middleware stack, by name (benchmarks build the app without one to see what it costs). */
+export const STACK_PARTS = ['metrics', 'request-log', 'edge', 'route-edge', 'json-body', 'etag'] as const;
+export type StackPart = (typeof STACK_PARTS)[number];
+
+/** For benchmarks: routes added after the table's, and parts of the stack left out. */
+export interface AppTuning {
+  extraRoutes?: readonly Route[];
+  without?: readonly StackPart[];
+}
+
+/**
+ * The app: per request, the shared stack is metrics, the request log and the edge (security headers, Host check);
+ * then each route's own chain: its template, CORS and cache headers (routeEdge), its rate limit, and a body parser
+ * only where the route takes a body. What no route answered gets its CORS, 405 or OPTIONS answer from the table,
+ * then the JSON 404.
+ */
+export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   const metrics = deps.metrics ?? new Metrics();
-  const routes = routeTable(deps, metrics);
+  const routes = [...routeTable(deps, metrics), ...(tuning.extraRoutes ?? [])];
   const policies = new RoutePolicies(routes);
+  const on = (part: StackPart): boolean => !tuning.without?.includes(part);
   const app = express();
   app.disable('x-powered-by');
+  // evaluated only where a route reads req.ip (the rate limits), not per request
   app.set('trust proxy', 'loopback');
-  app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
-  app.use(requestLog(deps.logger));
-  app.use(securityHeaders());
-  app.use(cors(policies));
-  app.use(cachePolicy(policies));
-  app.use(requireHost);
-  app.use(allowedMethods(policies));
+  // express's weak ETag (a hash of the body) lets a client revalidate any GET; a route that knows its version
+  // sets its own ETag, and express then skips the hash
+  if (!on('etag')) app.set('etag', false);
+  noStoreOnErrors(app.response);
+  // counted and logged first, so that the edge's own refusals are too
+  if (on('metrics')) app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
+  if (on('request-log')) app.use(requestLog(deps.logger));
+  if (on('edge')) app.use(edge(policies));
 
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
   };
   const text = express.text({ type: () => true, limit: BODY_LIMIT });
+  const json = express.json({ limit: BODY_LIMIT });
+  // Handlers that read their own body (A2A's JSON-RPC) or need its exact text (signed requests) get it as they
+  // want it; every other POST is parsed as JSON, so a malformed body is a 400 wherever a body is taken. GETs and
+  // paths of no route never read one.
+  const parserOf = (route: Route): RequestHandler | undefined =>
+    route.textBody ? text : route.ownBody || route.method !== 'post' || !on('json-body') ? undefined : json;
   const mount = (route: Route): void => {
     const path = expressPath(route.path);
-    const before = [routeTag(path), ...(route.limit ? [limits[route.limit]] : []), ...(route.textBody ? [text] : [])];
+    const parser = parserOf(route);
+    const before = [
+      ...(on('route-edge') ? [routeEdge(route, path)] : []),
+      ...(route.limit ? [limits[route.limit]] : []),
+      ...(parser ? [parser] : []),
+    ];
     app[route.method](path, ...before, route.handler);
   };
-  // Handlers that read their own body (A2A's JSON-RPC) or need its exact text (signed requests) come before the
-  // JSON body parser; every other answer, an unknown path's included, is parsed as JSON first, so a malformed
-  // body is a 400 wherever it is sent.
-  const ownBody = (route: Route): boolean => Boolean(route.ownBody || route.textBody);
-  for (const route of routes.filter(ownBody)) mount(route);
-  app.use(express.json({ limit: BODY_LIMIT }));
-  for (const route of routes.filter((r) => !ownBody(r))) mount(route);
+  for (const route of routes) mount(route);
 
-  // every answer is JSON: an unknown path anywhere is a 404 {error}, never express's HTML page
+  // what no route answered: CORS, 405 with Allow, OPTIONS; then every answer is JSON: an unknown path anywhere is
+  // a 404 {error}, never express's HTML page
+  app.use(unmatched(policies));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

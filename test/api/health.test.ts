@@ -84,9 +84,13 @@ describe('unknown paths and bad bodies', () => {
     expect(res.body).toEqual({ error: expect.stringContaining('GET /api/no/such/thing') });
   });
 
-  it('answers 400 with an error body for malformed JSON', async () => {
-    const res = await request(testApp(chains).app).post('/api/anything').set('content-type', 'application/json').send('{"mode": ');
+  it('answers 400 with an error body for malformed JSON where a body is taken; an unknown path stays a 404', async () => {
+    const { app } = testApp(chains);
+    const res = await request(app).post('/api/agent/register').set('content-type', 'application/json').send('{"mode": ');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
+    const unknown = await request(app).post('/api/anything').set('content-type', 'application/json').send('{"mode": ');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'No endpoint POST /api/anything' });
   });
 });

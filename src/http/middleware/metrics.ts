@@ -1,7 +1,7 @@
 // Request counts and latency per route template and status (route-label.ts: templates, never URLs). A JSON-RPC
 // endpoint serves many operations under one path, so its requests also carry the `rpc_method` label: the method
 // named in the body when it is one the endpoint knows, else "other", so a caller cannot grow the series count.
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Metrics } from '../../metrics.js';
 import { routeLabel } from './route-label.js';
 
@@ -16,9 +16,12 @@ export interface RpcEndpoint {
 /** The label of a JSON-RPC request whose method is absent, malformed or unknown. */
 export const OTHER_RPC_METHOD = 'other';
 
+const STARTED = 'metricsStarted';
+
+/** The label-bound children of one series (prom-client's labels(), looked up once per series). */
 interface Series {
-  inc(): void;
-  observe(seconds: number): void;
+  requests: { inc(): void };
+  duration: { observe(seconds: number): void };
 }
 
 function rpcMethodOf(req: Request, known: ReadonlySet<string>): string {
@@ -26,33 +29,42 @@ function rpcMethodOf(req: Request, known: ReadonlySet<string>): string {
   return typeof method === 'string' && known.has(method) ? method : OTHER_RPC_METHOD;
 }
 
+/** The map under `key` in `map`, made on first use. */
+function under<K, V>(map: Map<K, Map<string | number, V>>, key: K): Map<string | number, V> {
+  let found = map.get(key);
+  if (found === undefined) {
+    found = new Map();
+    map.set(key, found);
+  }
+  return found;
+}
+
 export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {}): RequestHandler {
   const rpcRoute = options.rpc?.route;
   const rpcMethods = new Set(options.rpc?.methods ?? []);
-  // One pair of label-bound children per route, method, status and RPC method (a bounded set), so that a request
-  // does not hash its labels twice.
-  const series = new Map<string, Series>();
-  const seriesOf = (route: string, method: string, status: string, rpcMethod: string | undefined): Series => {
-    const key = `${method} ${status} ${route} ${rpcMethod ?? ''}`;
-    let found = series.get(key);
-    if (!found) {
-      const labels = { route, method, status, ...(rpcMethod ? { rpc_method: rpcMethod } : {}) };
-      const counter = metrics.httpRequests.labels(labels);
-      const histogram = metrics.httpDuration.labels(labels);
-      found = { inc: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
-      series.set(key, found);
+  // route → method → status → RPC method ('' elsewhere): a bounded set, looked up without building a key string
+  const series = new Map<string, Map<string | number, Map<string | number, Map<string | number, Series>>>>();
+  const seriesOf = (route: string, method: string, status: number, rpcMethod: string | undefined): Series => {
+    const byRpcMethod = under(under(under(series, route), method), status);
+    let found = byRpcMethod.get(rpcMethod ?? '');
+    if (found === undefined) {
+      const labels = { route, method, status: String(status), ...(rpcMethod ? { rpc_method: rpcMethod } : {}) };
+      found = { requests: metrics.httpRequests.labels(labels), duration: metrics.httpDuration.labels(labels) };
+      byRpcMethod.set(rpcMethod ?? '', found);
     }
     return found;
   };
-  return (req, res, next) => {
-    const started = performance.now();
-    res.once('finish', () => {
-      const route = routeLabel(res);
-      const rpcMethod = route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined;
-      const one = seriesOf(route, req.method, String(res.statusCode), rpcMethod);
-      one.inc();
-      one.observe((performance.now() - started) / 1000);
-    });
+  function finished(this: Response): void {
+    const { req } = this;
+    const route = routeLabel(this);
+    const rpcMethod = route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined;
+    const one = seriesOf(route, req.method, this.statusCode, rpcMethod);
+    one.requests.inc();
+    one.duration.observe((performance.now() - (this.locals[STARTED] as number)) / 1000);
+  }
+  return (_req, res, next) => {
+    res.locals[STARTED] = performance.now();
+    res.on('finish', finished);
     next();
   };
 }

@@ -1,6 +1,6 @@
-// Response headers that every route shares, set once here: security headers (helmet), CORS, and the
-// Cache-Control policy. Which CORS group and cache policy a path has comes from the route table
-// (route-policies.ts); what the groups and policies mean is written here.
+// What the response headers every route shares mean: security headers, CORS, and the Cache-Control policy.
+// Which CORS group and cache policy a path has comes from the route table (route-policies.ts); the edge
+// middleware (edge.ts) sets them; what the groups and policies mean is written here.
 //
 // CORS. Every endpoint a browser app may call answers any origin (`Access-Control-Allow-Origin: *`):
 // the public reads, discovery, the OpenAPI document, and the session endpoints. `*` is safe because the
@@ -24,10 +24,11 @@
 //   revalidate  no-cache               the docs page itself: may be stored, revalidated on each use
 //   none        no-store               sessions (their answers carry tokens), health, metrics, errors
 // A route may still set its own with res.set('Cache-Control', ...) or cacheFor(policy).
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import helmet from 'helmet';
 import { CACHE_POLICIES, type CachePolicy } from '../route.js';
-import type { RoutePolicies } from '../route-policies.js';
+
+const NO_STORE = CACHE_POLICIES.none;
 
 /** Sets `policy` now and turns it into `no-store` if the answer turns out to be an error (status >= 400). */
 function applyCachePolicy(res: Response, policy: CachePolicy): void {
@@ -36,20 +37,12 @@ function applyCachePolicy(res: Response, policy: CachePolicy): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: Response, ...args: Parameters<Response['writeHead']>) {
     const status = typeof args[0] === 'number' ? args[0] : this.statusCode;
-    if (status >= 400) this.setHeader('Cache-Control', CACHE_POLICIES.none);
+    if (status >= 400) this.setHeader('Cache-Control', NO_STORE);
     return writeHead.apply(this, args);
   } as Response['writeHead'];
 }
 
-/** Cache-Control of every answer, from the route table. */
-export function cachePolicy(policies: RoutePolicies): RequestHandler {
-  return (req, res, next) => {
-    applyCachePolicy(res, policies.cacheFor(req.method, req.path));
-    next();
-  };
-}
-
-/** A route's own policy (errors are still `no-store`). */
+/** A route's own policy (errors are still `no-store`), for a handler mounted outside the app's route table. */
 export function cacheFor(policy: CachePolicy): RequestHandler {
   return (_req, res, next) => {
     applyCachePolicy(res, policy);
@@ -57,68 +50,61 @@ export function cacheFor(policy: CachePolicy): RequestHandler {
   };
 }
 
+/**
+ * Every error answer (status >= 400) of an app is `no-store`, whatever policy its route set: installed once on the
+ * app's response prototype (express's `app.response`), instead of wrapping each response's writeHead. Node's
+ * implicit headers (res.end without writeHead) go through writeHead too.
+ */
+export function noStoreOnErrors(response: ServerResponse): void {
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    if (args[0] >= 400) this.setHeader('Cache-Control', NO_STORE);
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
+}
+
 /** 24 hours: browsers cap it lower anyway (Chrome: 2 h). */
-const PREFLIGHT_MAX_AGE = '86400';
+export const PREFLIGHT_MAX_AGE = '86400';
 
 /**
- * CORS on the covered paths: every answer (errors included) allows any origin and exposes the request id
- * and Retry-After; an OPTIONS preflight is answered here with 204 and the allowed methods and headers (which
- * browsers read only from a preflight, so the other answers do not repeat them).
+ * The Content-Security-Policy: it lets the /docs page run: its scripts and styles are files served by this service
+ * ('self'); Swagger UI sets inline styles and uses data: images. Answers of the API are JSON, which a CSP does not
+ * affect. No upgrade-insecure-requests: the service also runs on plain http on a local machine. A handler that
+ * serves a page of its own may set its own (res.setHeader replaces this one).
  */
-export function cors(policies: RoutePolicies): RequestHandler {
-  return (req, res, next) => {
-    const set = policies.corsFor(req.path);
-    if (!set) {
-      next();
-      return;
-    }
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    if (req.method !== 'OPTIONS') {
-      res.setHeader('Access-Control-Expose-Headers', set.expose);
-      next();
-      return;
-    }
-    // what OPTIONS answers anyway: the methods of the path, when it is one of the table
-    const allow = policies.allowFor(req.path);
-    if (allow.length > 0) res.setHeader('Allow', allow.join(', '));
-    res.setHeader('Access-Control-Allow-Methods', set.methods);
-    res.setHeader('Access-Control-Allow-Headers', set.headers);
-    res.setHeader('Access-Control-Max-Age', PREFLIGHT_MAX_AGE);
-    res.status(204).end();
-  };
-}
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "script-src-attr 'none'",
+].join(';');
 
 /**
- * helmet's headers, with a Content-Security-Policy that lets the /docs page run: its scripts and styles
- * are files served by this service ('self'); Swagger UI sets inline styles and uses data: images. Answers
- * of the API are JSON, which a CSP does not affect. No upgrade-insecure-requests: the service also runs
- * on plain http on a local machine. Cross-Origin-Resource-Policy is cross-origin, since the API (and the
- * QR images) are meant to be used by other origins. Plus the Permissions-Policy of the reference service.
+ * The security headers of every answer, computed once: what helmet 8 sets by default, with the CSP above, a
+ * Cross-Origin-Resource-Policy of cross-origin (the API and the QR images are meant to be used by other origins),
+ * frames denied, and strict-origin-when-cross-origin referrers; plus the Permissions-Policy of the reference
+ * service. Set by the edge middleware (edge.ts) from this list rather than by helmet's chain of one middleware per
+ * header. X-Powered-By is never sent (app.ts disables it).
  */
-export function securityHeaders(): RequestHandler {
-  const headers = helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'self'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        scriptSrcAttr: ["'none'"],
-      },
-    },
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
-  });
-  return (req, res, next) => {
-    res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=()');
-    headers(req, res, next);
-  };
-}
+export const SECURITY_HEADERS: readonly (readonly [name: string, value: string])[] = [
+  ['Content-Security-Policy', CONTENT_SECURITY_POLICY],
+  ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ['Cross-Origin-Resource-Policy', 'cross-origin'],
+  ['Origin-Agent-Cluster', '?1'],
+  ['Referrer-Policy', 'strict-origin-when-cross-origin'],
+  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-DNS-Prefetch-Control', 'off'],
+  ['X-Download-Options', 'noopen'],
+  ['X-Frame-Options', 'DENY'],
+  ['X-Permitted-Cross-Domain-Policies', 'none'],
+  ['X-XSS-Protection', '0'],
+  ['Permissions-Policy', 'camera=(), microphone=(), geolocation=()'],
+];

@@ -1,0 +1,217 @@
+// What the query benchmark and the query profile share: the real app (createApp with the real services, the A2A
+// agent included) over a local chain with one registered agent, listening on loopback, plus a trivial route behind
+// the app's whole middleware stack and a bare Express app serving the same route (the reference).
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import { createA2aAgent } from '../src/a2a/agent.js';
+import type { Deployment } from '../src/chain/deploy.js';
+import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
+import { type AppTuning, createApp } from '../src/http/app.js';
+import type { Route } from '../src/http/route.js';
+import { createLogger, logDestination } from '../src/logger.js';
+import { Metrics } from '../src/metrics.js';
+import type { AgentQueryService } from '../src/services/agent-queries.js';
+import { createServices } from '../src/services/index.js';
+import { MemoryStore } from '../src/store/memory-store.js';
+import { type LocalSystem, registerLinkedAgent, startLocalSystem } from './local-system.js';
+
+export const CHAIN_ID = 11142220;
+export const REFERENCE_PATH = '/ref';
+const REFERENCE_BODY = { ok: true, service: 'reference' };
+
+/**
+ * The trivial route as an entry of the route table, with the policies of the agent reads (public CORS, one-second
+ * cache), so that "behind the middleware" costs what verify's stack costs, without the query.
+ */
+const referenceRoute: Route = {
+  method: 'get',
+  path: REFERENCE_PATH,
+  summary: 'Benchmark reference',
+  tags: ['Service'],
+  cors: 'public',
+  cache: 'agent',
+  undocumented: true,
+  responses: { 200: { description: 'A constant' } },
+  handler: (_req, res) => {
+    res.json(REFERENCE_BODY);
+  },
+};
+
+export interface Listening {
+  server: Server;
+  base: string;
+}
+
+export const listen = async (app: Express): Promise<Listening> => {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+};
+
+export interface Instance extends Listening {
+  metrics: Metrics;
+}
+
+export interface Isolated {
+  base: string;
+  /** The CPU time its process has used so far, in microseconds (user and system). */
+  cpu(): Promise<number>;
+}
+
+export interface InstanceOptions {
+  /** Its query service's log followers run (agent reads cached, as in production); else every read goes to the chain. */
+  cached: boolean;
+  tuning?: AppTuning;
+}
+
+export interface QueryApps {
+  system: LocalSystem;
+  agentId: bigint;
+  /** A listening app in this process. */
+  instance(options: InstanceOptions): Promise<Instance>;
+  /** A listening app in a process of its own (no JIT state shared with the other apps). */
+  isolated(options: InstanceOptions | 'bare'): Promise<Isolated>;
+  /** The bare Express app serving REFERENCE_PATH. */
+  bare(): Promise<Listening>;
+  stop(): Promise<void>;
+}
+
+/** The service's own logger (src/logger.ts), writing nowhere. */
+const benchLogger = (level: string): Logger => createLogger(level, logDestination('/dev/null'));
+
+/** The real app with the real services and the A2A agent, over `chains`, listening on loopback. */
+async function startInstance(gateway: LocalSystem['gateway'], logger: Logger, { cached, tuning = {} }: InstanceOptions) {
+  const metrics = new Metrics();
+  const chains = gateway(() => metrics.rpcRequest('testnet'));
+  const store = new MemoryStore();
+  const publicUrl = 'http://127.0.0.1';
+  const secret = randomBytes(32);
+  const services = createServices({ chains, store, sessionSecret: secret, publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
+  if (cached) await services.queries.start();
+  const a2a = createA2aAgent(services, { publicUrl, version: 'bench', store, secret, pushPolicy: { allowPrivateNetworks: false }, logger });
+  const app = createApp(
+    { chains, services, logger, version: 'bench', metrics, publicUrl, a2a },
+    { ...tuning, extraRoutes: [...(tuning.extraRoutes ?? []), referenceRoute] },
+  );
+  return { ...(await listen(app)), metrics, queries: services.queries };
+}
+
+const bareApp = (): Express => {
+  const reference = express();
+  reference.get(REFERENCE_PATH, (_req, res) => {
+    res.json(REFERENCE_BODY);
+  });
+  return reference;
+};
+
+/** What a process of its own needs to reach the chain. */
+interface ChainAccess {
+  rpcUrl: string;
+  contracts: Deployment['contracts'];
+  registryDeployBlock: string;
+}
+
+const ISOLATED = fileURLToPath(import.meta.url);
+
+/** A local chain with one registered agent; the apps log every request at `logLevel` to /dev/null, as in production. */
+export async function startQueryApps(logLevel: string): Promise<QueryApps> {
+  const system = await startLocalSystem(CHAIN_ID);
+  const servers: Server[] = [];
+  const queryServices: AgentQueryService[] = [];
+  const children: ChildProcess[] = [];
+  const { agentId } = await registerLinkedAgent(system);
+  const logger = benchLogger(logLevel);
+  const instance = async (options: InstanceOptions): Promise<Instance> => {
+    const started = await startInstance(system.gateway, logger, options);
+    servers.push(started.server);
+    queryServices.push(started.queries);
+    return started;
+  };
+  const isolated = async (options: InstanceOptions | 'bare'): Promise<Isolated> => {
+    const access: ChainAccess = {
+      rpcUrl: system.local.rpcUrl,
+      contracts: system.deployment.contracts,
+      registryDeployBlock: String(system.deployment.registryDeployBlock),
+    };
+    const child = fork(ISOLATED, [JSON.stringify({ access, logLevel, options })], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    children.push(child);
+    // one question at a time: the next message is the answer
+    const ask = <T>(question: string): Promise<T> => {
+      child.send(question);
+      return new Promise((resolve) => child.once('message', (answer) => resolve(answer as T)));
+    };
+    const base = await new Promise<string>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as string));
+      child.once('exit', (code) => reject(new Error(`an isolated app exited (${code}) before it listened`)));
+    });
+    return { base, cpu: () => ask<number>('cpu') };
+  };
+  const bare = async (): Promise<Listening> => {
+    const listening = await listen(bareApp());
+    servers.push(listening.server);
+    return listening;
+  };
+  const stop = async (): Promise<void> => {
+    for (const child of children) child.kill();
+    await Promise.all(queryServices.map((q) => q.stop().catch(() => undefined)));
+    for (const server of servers) server.closeAllConnections();
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await system.chain.stop();
+  };
+  return { system, agentId, instance, isolated, bare, stop };
+}
+
+// Run as an isolated app's process (fork above): serve, tell the parent where, and live until killed.
+if (process.argv[1] === ISOLATED && process.send) {
+  const { access, logLevel, options } = JSON.parse(process.argv[2] as string) as {
+    access: ChainAccess;
+    logLevel: string;
+    options: InstanceOptions | 'bare';
+  };
+  const gateway: LocalSystem['gateway'] = (onRequest) => {
+    const network = createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl: access.rpcUrl, pollingIntervalMs: 20, ...(onRequest ? { onRequest } : {}) },
+      contracts: access.contracts,
+      registryDeployBlock: BigInt(access.registryDeployBlock),
+      embedded: true,
+    });
+    return new ChainGateway({ mainnet: network, testnet: network });
+  };
+  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(gateway, benchLogger(logLevel), options);
+  process.on('message', (question) => {
+    if (question !== 'cpu') return;
+    const { user, system } = process.cpuUsage();
+    process.send?.(user + system);
+  });
+  process.send(base);
+}
+
+/** The paths and request bodies of the measured queries for `agentId`. */
+export function queryRequests(agentId: bigint) {
+  return {
+    verify: `/api/agent/verify/${CHAIN_ID}/${agentId}`,
+    info: `/api/agent/info/${CHAIN_ID}/${agentId}`,
+    /** A2A v0.3 message/send with the verify intent as a data part: the A2A twin of the REST verify. */
+    a2aVerify: {
+      path: '/api/a2a',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'bench-verify',
+            role: 'user',
+            parts: [{ kind: 'data', data: { intent: 'verify', agentId: Number(agentId), chainId: CHAIN_ID } }],
+          },
+        },
+      }),
+    },
+  };
+}
