@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeRegistryLog as logEffect } from '../../src/chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
 import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
-import type { LogSubscriber, RegistryEventFollower } from '../../src/chain/registry-events.js';
+import { type LogSubscriber, REORG_WINDOW, type RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache } from '../../src/services/agent-cache.js';
@@ -207,5 +207,33 @@ describe('HumanAgentIndex', () => {
     index.apply([log('Transfer', { from: B, to: ZERO, tokenId: 2n }), log('Transfer', { from: A, to: ZERO, tokenId: 5n })]);
     expect(index.agentsOf(A)).toEqual([1n]);
     expect(index.agentsOf(B)).toEqual([]);
+  });
+
+  it('undoes the changes of blocks a reorganisation dropped, newest first, within the reorganisation window', () => {
+    const index = new HumanAgentIndex();
+    const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
+    index.apply([at(10n, log('Transfer', { from: ZERO, to: A, tokenId: 1n }))], 10n);
+    index.apply(
+      [
+        at(11n, log('GuardianSet', { agentId: 1n, guardian: B })),
+        at(12n, log('Transfer', { from: A, to: B, tokenId: 1n })),
+        at(12n, log('Transfer', { from: ZERO, to: A, tokenId: 2n })),
+        at(13n, log('Transfer', { from: B, to: ZERO, tokenId: 1n })),
+      ],
+      13n,
+    );
+    expect(index.agentsOf(A)).toEqual([2n]);
+    expect(index.agentsOf(B)).toEqual([]);
+    index.rewindTo(12n); // the burn is undone: B owns and guards agent 1 again
+    expect(index.agentsOf(B)).toEqual([1n]);
+    index.rewindTo(10n);
+    expect(index.agentsOf(A)).toEqual([1n]);
+    expect(index.agentsOf(B)).toEqual([]);
+
+    // changes older than the window are final: nothing is kept to undo them
+    index.apply([at(20n, log('Transfer', { from: ZERO, to: B, tokenId: 3n }))], 20n + REORG_WINDOW);
+    index.rewindTo(0n);
+    expect(index.agentsOf(A)).toEqual([1n]);
+    expect(index.agentsOf(B)).toEqual([3n]);
   });
 });
