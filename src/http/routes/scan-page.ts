@@ -32,7 +32,7 @@ const refusals = (html: boolean) => ({
     ...(html ? { contentType: 'text/html' } : {}),
   },
   410: { description: 'The session expired (30 minutes)', schema: errorSchema, ...(html ? { contentType: 'text/html' } : {}) },
-  500: chainFailure,
+  500: { ...chainFailure, schema: errorSchema, ...(html ? { contentType: 'text/html' } : {}) },
 });
 
 /** Headers of every answer of these routes: the address holds a capability, so no Referer leaves with it and nothing is stored. */
