@@ -276,14 +276,9 @@ export class RegistryEventFollower {
       last ? this.#hashAt(last.number) : undefined,
     ]);
     if (last && lastHash !== last.hash) {
+      // not live (caches bypassed) until the new branch is delivered; a failed read here is retried next poll
       this.#recovering = true;
-      try {
-        await this.#undoReorg();
-      } catch (error) {
-        // unsure what is on the chain: forget it all rather than keep what may have been dropped
-        this.#startOver();
-        throw error;
-      }
+      await this.#undoReorg();
     }
     const latest = head.number;
     let window = this.#options.maxLogRange;
