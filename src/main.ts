@@ -1,8 +1,10 @@
 // Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
 // the A2A agent side by side over the same services -> one HTTP server.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -288,6 +290,11 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       store,
       events,
       onEventError: (err) => logger.warn({ err }, 'could not publish a session change to the other instances'),
+      // the same after a restart, another for each instance (its own DATA_DIR or host): it takes its own watches back
+      instanceId: createHash('sha256')
+        .update(`${hostname()}\n${resolve(config.dataDir)}`)
+        .digest('hex')
+        .slice(0, 16),
       sessionSecret,
       publicUrl: url,
       deepLinkScheme: config.deepLinkScheme,
@@ -347,7 +354,9 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await metricsServer?.close();
-        // open sessions are no longer followed; push notifications under way get a moment to leave
+        // open sessions are no longer followed (another instance may take them over); push notifications under
+        // way get a moment to leave
+        a2a.close();
         services.watcher.stopAll();
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();

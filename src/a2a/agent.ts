@@ -27,6 +27,8 @@ import { KeyValueTaskStore } from './task-store.js';
 
 /** How often an open stream gets a keep-alive comment by default: well within a proxy's usual 60 s idle timeout. */
 export const DEFAULT_STREAM_KEEPALIVE_MS = 15_000;
+/** How often open tasks nobody follows (their instance died) are looked for, after the pass at start. */
+const RESUME_EVERY_MS = 30_000;
 
 export interface A2aAgentOptions {
   publicUrl: string;
@@ -54,6 +56,8 @@ export interface A2aAgent {
   call(request: RpcRequest, req: Request): Promise<RpcAnswer>;
   /** Push notifications under way have left (shutdown waits for this, briefly). */
   idle(): Promise<void>;
+  /** Stops looking for open tasks to resume (shutdown). */
+  close(): void;
 }
 
 export function createA2aAgent(services: Services, options: A2aAgentOptions): A2aAgent {
@@ -78,10 +82,20 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   });
   const executor = new RegistryAgentExecutor(services);
   const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'));
-  // tasks left open by a previous process follow their sessions again (and notify their webhooks)
-  void resumeOpenTasks(taskStore, services.watcher, push).catch((err: unknown) =>
-    options.logger.error({ err }, 'open A2A tasks could not be resumed'),
-  );
+  // tasks left open by a previous process, or by another instance that died, follow their sessions again (and
+  // notify their webhooks); one pass at a time
+  let resuming = false;
+  const resume = () => {
+    if (resuming) return;
+    resuming = true;
+    void resumeOpenTasks(taskStore, services.watcher, push)
+      .catch((err: unknown) => options.logger.error({ err }, 'open A2A tasks could not be resumed'))
+      .finally(() => {
+        resuming = false;
+      });
+  };
+  resume();
+  const resumer = setInterval(resume, RESUME_EVERY_MS).unref();
   const requestHandler = new RegistryRequestHandler(
     card,
     taskStore,
@@ -106,6 +120,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     ),
     call: jsonRpcCall(requestHandler, userBuilder),
     idle: () => push.idle(),
+    close: () => clearInterval(resumer),
   };
 }
 

@@ -1,6 +1,8 @@
 // After a restart: the register / deregister tasks a previous process left open follow their sessions again
 // (the session watcher), saving each update straight to the task store (tasks/get sees it) and notifying their
-// webhooks; the streams of the old process are gone.
+// webhooks; the streams of the old process are gone. With several instances on one store, each task is followed
+// by one of them: a task whose watch another live instance holds (its lease) is left to it, and one whose instance
+// died is taken over by the next pass (the agent runs this at start and periodically).
 import { type Task, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { type PushNotificationSender, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SessionWatcher } from '../services/session-watch.js';
@@ -12,6 +14,7 @@ export async function resumeOpenTasks(tasks: KeyValueTaskStore, watcher: Session
   for (const task of await tasks.openTasks()) {
     const follow = task.metadata?.[SESSION_METADATA] as Partial<FollowedSession> | undefined;
     if (!follow?.sessionToken || (follow.intent !== 'register' && follow.intent !== 'deregister')) continue;
+    if (!(await watcher.claim(task.id))) continue;
     // sessions followed before the restart keep their watch, even past the cap
     const watch = watcher.reserve(task.id, { evenWhenFull: true });
     const context = new ServerCallContext();

@@ -26,6 +26,7 @@ import { RegistrationService } from './registration.js';
 import { SessionWatcher } from './session-watch.js';
 import { Sessions } from './sessions.js';
 import { SignedRequestVerifier } from './signed-requests.js';
+import { WatchLeases } from './watch-leases.js';
 
 export interface ServiceOptions {
   chains: ChainGateway;
@@ -36,6 +37,8 @@ export interface ServiceOptions {
    */
   events?: EventBus;
   onEventError?: (error: unknown) => void;
+  /** This instance among those sharing `store` (which one follows each open A2A task); default a random id. */
+  instanceId?: string;
   sessionSecret: Uint8Array;
   publicUrl: string;
   deepLinkScheme: string;
@@ -145,6 +148,7 @@ export function createServices(options: ServiceOptions): Services {
     sessions,
     registryActivity: (network, listener) => queries.onRegistryActivity(network, listener),
     sessionActivity: (sessionId, listener) => records.onChange(sessionId, listener),
+    leases: new WatchLeases({ store: options.store, ...(options.instanceId ? { instanceId: options.instanceId } : {}) }),
     ...options.sessionWatch,
   });
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);

@@ -19,6 +19,7 @@ import { ChainUnreachableError, ServiceError, StoreUnavailableError } from '../c
 import type { NetworkName } from '../core/networks.js';
 import { FINAL_STAGES, type SessionStage, type SessionType } from '../core/session-types.js';
 import type { AnySessionStatus, Sessions } from './sessions.js';
+import type { WatchLeases } from './watch-leases.js';
 
 /** How a watch ended. */
 export type WatchEnd =
@@ -51,6 +52,8 @@ export interface SessionWatcherOptions {
   pollIntervalMs?: number;
   /** Most sessions watched at once; more are refused with a 503 until some end. Default 500. */
   maxWatches?: number;
+  /** Instances sharing a store: which one follows each watch (watch-leases.ts). Absent: this process is alone. */
+  leases?: WatchLeases;
 }
 
 /** Waits `ms`, or less when `signal` aborts or the function handed to `setWake` is called. */
@@ -89,11 +92,22 @@ function activityPauses(activity: (listener: () => void) => () => void, ms: numb
 }
 
 export class SessionWatcher {
-  readonly #options: Required<SessionWatcherOptions>;
+  readonly #options: Required<Omit<SessionWatcherOptions, 'leases'>>;
+  readonly #leases: WatchLeases | undefined;
   readonly #running = new Map<string, AbortController>();
 
-  constructor(options: SessionWatcherOptions) {
+  constructor({ leases, ...options }: SessionWatcherOptions) {
     this.#options = { pollIntervalMs: 1_000, maxWatches: 500, ...options };
+    this.#leases = leases;
+  }
+
+  /**
+   * Takes the watch `id` over for this instance if nobody follows it: false when this instance already does, or
+   * another live instance holds its lease. For watches resumed from the store (open A2A tasks).
+   */
+  async claim(id: string): Promise<boolean> {
+    if (this.#running.has(id)) return false;
+    return this.#leases ? this.#leases.claim(id) : true;
   }
 
   /** How many sessions are watched now. */
@@ -113,8 +127,11 @@ export class SessionWatcher {
     this.#running.get(id)?.abort();
     const controller = new AbortController();
     this.#running.set(id, controller);
+    this.#leases?.hold(id);
     const release = () => {
-      if (this.#running.get(id) === controller) this.#running.delete(id);
+      if (this.#running.get(id) !== controller) return;
+      this.#running.delete(id);
+      this.#leases?.letGo(id);
     };
     return {
       id,
@@ -129,12 +146,15 @@ export class SessionWatcher {
   /** Ends the watch `id`, if there is one. */
   cancel(id: string): void {
     this.#running.get(id)?.abort();
-    this.#running.delete(id);
+    if (this.#running.delete(id)) this.#leases?.letGo(id);
   }
 
-  /** Ends every watch (service shutdown). */
+  /** Ends every watch (service shutdown), letting their leases go for another instance to take them at once. */
   stopAll(): void {
-    for (const controller of this.#running.values()) controller.abort();
+    for (const [id, controller] of this.#running) {
+      controller.abort();
+      this.#leases?.letGo(id);
+    }
     this.#running.clear();
   }
 

@@ -3,12 +3,15 @@
 // - a watch on one instance wakes when the other records the identity app's report, with its poll set to a minute,
 //   so only the events port can have woken it;
 // - instances that conclude the same thing from the chain at the same moment write the session once: of two racing
-//   writers the later one neither takes back nor overwrites what the first wrote.
+//   writers the later one neither takes back nor overwrites what the first wrote;
+// - a watch (an open A2A task) is followed by one instance: another takes it over only once the first let it go or
+//   died (its lease expired), and an instance restarted under the same id takes its own back at once.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proofRequestFromDeepLink, prove } from '../../src/identity-app/index.js';
 import { createServices, type Services } from '../../src/services/index.js';
+import { WatchLeases } from '../../src/services/watch-leases.js';
 import { newSessionId, type RegistrationRecord } from '../../src/sessions/session-record.js';
 import { SessionRepository } from '../../src/sessions/session-repository.js';
 import { SessionTokens } from '../../src/sessions/session-token.js';
@@ -178,6 +181,37 @@ describe.skipIf(!hasRedisServer())('sessions across two instances sharing one Re
       expect(completions.length).toBeGreaterThanOrEqual(2);
       for (const completion of completions) expect(completion.completedAt).toBe(stored.completedAt);
       expect(stored.agentId).toBe(String(stored.completedAt));
+    }
+  });
+
+  it('leaves a watch another instance follows to it, and takes it over once it is let go', async () => {
+    const session = await a.services.registration.start({ mode: 'wallet-free', network: 'testnet' });
+    const watch = a.services.watcher.reserve('task-followed-by-a');
+    const followed = watch.follow(session.sessionToken, 'qr-ready', () => undefined);
+    await expect.poll(() => b.services.watcher.claim('task-followed-by-a')).toBe(false);
+    // A follows it already: claiming its own running watch would start a second follow
+    expect(await a.services.watcher.claim('task-followed-by-a')).toBe(false);
+    watch.cancel();
+    expect(await followed).toEqual({ outcome: 'stopped' });
+    await expect.poll(() => b.services.watcher.claim('task-followed-by-a')).toBe(true);
+  });
+
+  it("takes a dead instance's watch over once its lease expired, and a restart under the same id takes it back at once", async () => {
+    const dying = await RedisStore.connect({ url: redis.url, keyPrefix: PREFIX });
+    const other = await RedisStore.connect({ url: redis.url, keyPrefix: PREFIX });
+    try {
+      const leaseMs = 600;
+      new WatchLeases({ store: dying, instanceId: 'instance-1', leaseMs }).hold('task-of-a-dying-instance');
+      const elsewhere = new WatchLeases({ store: other, instanceId: 'instance-2', leaseMs });
+      await expect.poll(() => elsewhere.claim('task-of-a-dying-instance')).toBe(false);
+      // instance 1 restarts (its id derives from its host and DATA_DIR): its own lease is no obstacle
+      expect(await new WatchLeases({ store: other, instanceId: 'instance-1', leaseMs }).claim('task-of-a-dying-instance')).toBe(true);
+      // instance 1 dies for good: its renewals stop reaching the store, and its lease runs out
+      await dying.close();
+      await new Promise((resolve) => setTimeout(resolve, leaseMs + 100));
+      expect(await elsewhere.claim('task-of-a-dying-instance')).toBe(true);
+    } finally {
+      await other.close();
     }
   });
 });
