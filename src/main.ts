@@ -336,6 +336,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       publicUrl: url,
       version,
       store,
+      events,
       secret: sessionSecret,
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
       streamKeepAliveMs: config.streamKeepAliveMs,

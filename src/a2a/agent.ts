@@ -11,6 +11,7 @@ import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Services } from '../services/index.js';
 import { SessionTokens } from '../sessions/session-token.js';
+import type { EventBus } from '../store/event-bus.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
 import { SealedValues } from '../store/sealed-values.js';
 import { serviceAgentCard } from './agent-card.js';
@@ -35,6 +36,8 @@ export interface A2aAgentOptions {
   version: string;
   /** Where tasks and push configs are kept. */
   store: KeyValueStore;
+  /** Instances sharing `store` hear of each other's task changes here (streams of a task another instance runs). */
+  events?: EventBus;
   /** The service secret: seals push notification credentials and tasks (their session tokens) at rest. */
   secret: Uint8Array;
   /** Which webhook destinations push notifications may reach. */
@@ -81,7 +84,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     ...(options.pushRetryDelaysMs ? { retryDelaysMs: options.pushRetryDelaysMs } : {}),
   });
   const executor = new RegistryAgentExecutor(services);
-  const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'));
+  const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'), options.events);
   // tasks left open by a previous process, or by another instance that died, follow their sessions again (and
   // notify their webhooks); one pass at a time
   let resuming = false;

@@ -7,7 +7,8 @@
 // (UnsupportedOperationError, as a finished task does); and over v0.3 a task already canceled is not cancelable
 // again (TaskNotCancelableError: A2A v0.3.0 §8.2 names canceled among the states it covers), while v1.0 keeps
 // the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent"). A push config asked for
-// without its id is the task's own.
+// without its id is the task's own. A resubscription to a task that another instance runs follows it through the
+// shared store (stored-task-stream.ts) instead of ending after the task itself.
 import {
   type CancelTaskRequest,
   type GetTaskPushNotificationConfigRequest,
@@ -18,15 +19,23 @@ import {
   Role,
   type SendMessageRequest,
   type StreamResponse,
+  type SubscribeToTaskRequest,
   type Task,
   type TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { DefaultRequestHandler, type PushNotificationStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  type ExecutionEventBusManager,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
 import { SESSION_METADATA } from './session-task.js';
-import { OPEN_STATES } from './task-store.js';
+import { storedTaskUpdates } from './stored-task-stream.js';
+import { KeyValueTaskStore, OPEN_STATES } from './task-store.js';
 
 function checkHistoryLength(historyLength: number | undefined): void {
   if (historyLength !== undefined && (!Number.isInteger(historyLength) || historyLength < 0)) {
@@ -57,12 +66,29 @@ const isLegacy = (context: ServerCallContext): boolean => !context.requestedVers
 
 export class RegistryRequestHandler extends DefaultRequestHandler {
   readonly #tasks: TaskStore;
+  readonly #buses: ExecutionEventBusManager | undefined;
   readonly #configs: PushNotificationStore | undefined;
 
   constructor(...args: ConstructorParameters<typeof DefaultRequestHandler>) {
     super(...args);
     this.#tasks = args[1];
+    this.#buses = args[3];
     this.#configs = args[4];
+  }
+
+  override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    // without the bus manager in hand, nothing says the task runs elsewhere
+    const runsHere = this.#buses ? this.#buses.getByTaskId(params.id, context) !== undefined : true;
+    let task: Task | undefined;
+    for await (const event of super.resubscribe(params, context)) {
+      if (event.payload?.$case === 'task') task = event.payload.value;
+      yield event;
+    }
+    // the SDK's stream ended after the task: a session task runs on another instance (or on none, until one
+    // resumes it); any other open task waits for a message, which starts a turn of its own
+    if (!runsHere && task?.metadata?.[SESSION_METADATA] !== undefined && this.#tasks instanceof KeyValueTaskStore) {
+      yield* storedTaskUpdates(this.#tasks, task);
+    }
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {

@@ -17,8 +17,12 @@
 // than the token fields covers every copy, including any a later SDK adds. Keeping a reference and minting a
 // fresh token on read is not possible: a register session token carries the key the service generated, which
 // is kept nowhere else.
+//
+// Several instances: each save of a register/deregister task is published on the events port under the task's
+// topic, so a stream on another instance than the one following the task (a resubscription) hears of it at once.
 import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { EventBus } from '../store/event-bus.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
 import type { SealedValues } from '../store/sealed-values.js';
 import { SESSION_METADATA } from './session-task.js';
@@ -50,6 +54,7 @@ export const OPEN_STATES: ReadonlySet<TaskState> = new Set([
 ]);
 
 const taskKey = (id: string) => `a2a:task:${id}`;
+const taskTopic = (id: string) => `a2a-task:${id}`;
 const ownerKey = (id: string) => `a2a:task-owner:${id}`;
 const ownerOf = (context: ServerCallContext | undefined): string | undefined => context?.user?.userName || undefined;
 
@@ -58,7 +63,14 @@ export class KeyValueTaskStore implements TaskStore {
     private readonly store: KeyValueStore,
     /** Seals each task at rest (its session tokens). */
     private readonly sealed: SealedValues,
+    /** Where the changes of session tasks are published (other instances' streams); absent: nobody is told. */
+    private readonly events?: EventBus,
   ) {}
+
+  /** Calls `listener` after each save of task `id` on any instance sharing the events; returns the unsubscribe. */
+  onChange(id: string, listener: () => void): () => void {
+    return this.events?.subscribe(taskTopic(id), () => listener()) ?? (() => undefined);
+  }
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
@@ -74,6 +86,8 @@ export class KeyValueTaskStore implements TaskStore {
         [task.id, ...ids.filter((id) => id !== task.id)].slice(0, limit);
     if (session) await this.store.update<string[]>(INDEX_KEY, first(INDEX_LIMIT));
     else if (owner) await this.store.update<string[]>(clientIndexKey(owner), first(CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS);
+    // a hint: a failed publish leaves the other instances' streams to their poll
+    if (session) this.events?.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }
 
   async load(taskId: string): Promise<Task | undefined> {

@@ -114,17 +114,19 @@ type StreamEvent = {
   id?: string;
 };
 
+/** A testnet register intent as a v0.3 message. */
+const registerMessage = () => ({ kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] });
+
 /** An A2A v0.3 message/stream of a testnet register intent: its events as they arrive. */
-async function* registerStream(base: string, forwardedFor: string): AsyncGenerator<StreamEvent> {
+const registerStream = (base: string, forwardedFor: string): AsyncGenerator<StreamEvent> =>
+  a2aStream(base, forwardedFor, 'message/stream', { message: registerMessage() });
+
+/** The events of an A2A v0.3 streaming call as they arrive. */
+async function* a2aStream(base: string, forwardedFor: string, method: string, params: object): AsyncGenerator<StreamEvent> {
   const res = await fetch(`${base}/api/a2a`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-forwarded-for': forwardedFor },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'message/stream',
-      params: { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: REGISTER_TESTNET }] } },
-    }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
   const decoder = new TextDecoder();
@@ -261,6 +263,28 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'two instances on one Redis' :
     expect(await approval).toMatchObject({ status: 'submitted', callback: 200 });
     expect(states.at(-1)).toBe('completed');
     expect(await taskState(b!.base, taskId)).toBe('completed');
+  }, 60_000);
+
+  it('a resubscription on B follows a task A runs to completed', async () => {
+    const sent = await call(a!.base, '/api/a2a', '10.0.0.7', {
+      body: { jsonrpc: '2.0', id: 3, method: 'message/send', params: { message: registerMessage() } },
+    });
+    const task = sent.body['result'] as StreamEvent;
+    expect(task.status?.state).toBe('auth-required');
+    const states: string[] = [];
+    let approval: Promise<Json> | undefined;
+    // B holds no stream of this task: the SDK alone would answer the task and end
+    for await (const event of a2aStream(b!.base, '10.0.0.7', 'tasks/resubscribe', { id: task.id })) {
+      if (event.kind === 'task') {
+        states.push(String(event.status?.state));
+        approval = identityApp(dirA, 'approve', String(artifactOf(task)['deepLink']));
+      } else if (event.kind === 'status-update' && event.status) {
+        states.push(event.status.state);
+      }
+    }
+    expect(await approval).toMatchObject({ status: 'submitted', callback: 200 });
+    expect(states[0]).toBe('auth-required');
+    expect(states.at(-1)).toBe('completed');
   }, 60_000);
 
   it('a report that reaches B wakes the stream A holds open (as behind a load balancer)', async () => {
