@@ -1,7 +1,7 @@
 // The express application: the route table (every endpoint once, with its docs and policies), from which the
 // express routes, the OpenAPI document and the CORS and cache headers are all derived; shared middleware once, and
 // what a route needs of its own (its headers, its rate limit, its body parser) in that route's chain.
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
@@ -13,6 +13,7 @@ import { unmatched } from './middleware/methods.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
+import { routeGroups } from './middleware/route-groups.js';
 import { noStoreOnErrors } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { BODY_LIMIT, expressPath, type Route } from './route.js';
@@ -132,17 +133,19 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   // paths of no route never read one.
   const parserOf = (route: Route): RequestHandler | undefined =>
     route.textBody ? text : route.ownBody || route.method !== 'post' || !on('json-body') ? undefined : json;
-  const mount = (route: Route): void => {
-    const path = expressPath(route.path);
+  const paths = routes.map((route) => expressPath(route.path));
+  const mount = (router: Router, index: number): void => {
+    const route = routes[index] as Route;
+    const path = paths[index] as string;
     const parser = parserOf(route);
     const before = [
       ...(on('route-edge') ? [routeEdge(route, path)] : []),
       ...(route.limit ? [limits[route.limit]] : []),
       ...(parser ? [parser] : []),
     ];
-    app[route.method](path, ...before, route.handler);
+    router[route.method](path, ...before, route.handler);
   };
-  for (const route of routes) mount(route);
+  app.use(routeGroups(paths, mount));
 
   // what no route answered: CORS, 405 with Allow, OPTIONS; then every answer is JSON: an unknown path anywhere is
   // a 404 {error}, never express's HTML page
