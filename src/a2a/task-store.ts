@@ -53,6 +53,20 @@ export const OPEN_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_INPUT_REQUIRED,
 ]);
 
+/**
+ * An index of task ids, newest first, as the store keeps it: the JSON text of the array, a string, so that a store
+ * reads and writes it whole (the stores' bigint reviver would otherwise visit every id on each read, and each save
+ * reads and rewrites an index). Indexes kept as arrays by earlier versions are read as they are.
+ */
+type StoredIndex = string | string[];
+const idsOf = (index: StoredIndex | undefined): string[] =>
+  index === undefined ? [] : typeof index === 'string' ? (JSON.parse(index) as string[]) : index;
+/** The index with `id` first (moved there if it was already in), at most `limit` ids. */
+const withFirst =
+  (id: string, limit: number) =>
+  (index: StoredIndex | undefined): string =>
+    JSON.stringify([id, ...idsOf(index).filter((other) => other !== id)].slice(0, limit));
+
 const taskKey = (id: string) => `a2a:task:${id}`;
 const taskTopic = (id: string) => `a2a-task:${id}`;
 const ownerKey = (id: string) => `a2a:task-owner:${id}`;
@@ -80,12 +94,8 @@ export class KeyValueTaskStore implements TaskStore {
     if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs);
     const key = taskKey(task.id);
     await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs);
-    const first =
-      (limit: number) =>
-      (ids: string[] = []) =>
-        [task.id, ...ids.filter((id) => id !== task.id)].slice(0, limit);
-    if (session) await this.store.update<string[]>(INDEX_KEY, first(INDEX_LIMIT));
-    else if (owner) await this.store.update<string[]>(clientIndexKey(owner), first(CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS);
+    if (session) await this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT));
+    else if (owner) await this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS);
     // a hint: a failed publish leaves the other instances' streams to their poll
     if (session) this.events?.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }
@@ -106,9 +116,9 @@ export class KeyValueTaskStore implements TaskStore {
 
   async list(params: ListTasksRequest, context?: ServerCallContext): Promise<ListTasksResponse> {
     const caller = ownerOf(context);
-    const own = caller ? ((await this.store.get<string[]>(clientIndexKey(caller))) ?? []) : [];
+    const own = caller ? idsOf(await this.store.get<StoredIndex>(clientIndexKey(caller))) : [];
     // a conversation that opened a session is in both
-    const ids = [...new Set([...((await this.store.get<string[]>(INDEX_KEY)) ?? []), ...own])];
+    const ids = [...new Set([...idsOf(await this.store.get<StoredIndex>(INDEX_KEY)), ...own])];
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : Number.NaN;
     const tasks: Task[] = [];
     for (const id of ids) {
@@ -142,7 +152,7 @@ export class KeyValueTaskStore implements TaskStore {
   /** Register/deregister tasks not yet in a final state (submitted, working, auth-required, input-required), newest first. */
   async openTasks(): Promise<Task[]> {
     const tasks: Task[] = [];
-    for (const id of (await this.store.get<string[]>(INDEX_KEY)) ?? []) {
+    for (const id of idsOf(await this.store.get<StoredIndex>(INDEX_KEY))) {
       const task = await this.load(id);
       if (task?.status && OPEN_STATES.has(task.status.state)) tasks.push(task);
     }
