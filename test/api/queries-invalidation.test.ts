@@ -7,7 +7,6 @@
 // strength and no setter, and IHumanProofProvider declares no event; but any approved provider is a contract of
 // its own that may change them. The provider here is such a one, compiled for this test: the service does not rely
 // on it logging anything, it reads every cached provider at each poll.
-import { createRequire } from 'node:module';
 import request from 'supertest';
 import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, keccak256, pad, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,19 +15,17 @@ import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { registerLinked } from '../support/agents.js';
 import { deployTestSystem, type LocalChainWallet, type TestSystem } from '../support/chain.js';
-import { type QueryTestApp, queryTestApp } from '../support/queries.js';
+import { compileTestContract, type QueryTestApp, queryTestApp } from '../support/queries.js';
 import type { TestNetworks } from '../support/registration-flow.js';
 import { mined, registryAs, registryOf } from '../support/registry.js';
 
 const TESTNET = 11142220;
-const require = createRequire(import.meta.url);
 
 /** An approved-provider contract whose owner can rename it and change its strength (accepts any proof). */
 function mutableProviderArtifact(): { abi: Abi; bytecode: Hex } {
-  const solc = require('solc') as { compile(input: string): string };
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.28;
-contract MutableProofProvider {
+  return compileTestContract(
+    'MutableProofProvider',
+    `contract MutableProofProvider {
     address private immutable owner = msg.sender;
     string public providerName;
     uint8 public verificationStrength;
@@ -38,22 +35,8 @@ contract MutableProofProvider {
     function verifyHumanProof(bytes calldata proof, bytes calldata) external pure returns (bool, uint256) {
         return (true, uint256(keccak256(proof)));
     }
-}`;
-  const output = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'MutableProofProvider.sol': { content: source } },
-        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-      }),
-    ),
-  ) as {
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-    errors?: { severity: string; formattedMessage: string }[];
-  };
-  expect((output.errors ?? []).filter((e) => e.severity === 'error').map((e) => e.formattedMessage)).toEqual([]);
-  const contract = output.contracts['MutableProofProvider.sol']!['MutableProofProvider']!;
-  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+}`,
+  );
 }
 
 let chain: DevChain;

@@ -172,24 +172,14 @@ const require = createRequire(import.meta.url);
  */
 let providerArtifact: { abi: Abi; bytecode: Hex } | undefined;
 
-export function testProviderArtifact(): { abi: Abi; bytecode: Hex } {
-  if (providerArtifact) return providerArtifact;
+/** Compiles one test-only contract from source with solc (cancun, like the service's own contracts). */
+export function compileTestContract(name: string, source: string): { abi: Abi; bytecode: Hex } {
   const solc = require('solc') as { compile(input: string): string };
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.28;
-contract TestProofProvider {
-    string public providerName;
-    uint8 public immutable verificationStrength;
-    constructor(string memory name_, uint8 strength_) { providerName = name_; verificationStrength = strength_; }
-    function verifyHumanProof(bytes calldata proof, bytes calldata) external pure returns (bool, uint256) {
-        return (true, uint256(keccak256(proof)));
-    }
-}`;
   const output = JSON.parse(
     solc.compile(
       JSON.stringify({
         language: 'Solidity',
-        sources: { 'TestProofProvider.sol': { content: source } },
+        sources: { [`${name}.sol`]: { content: `// SPDX-License-Identifier: MIT\npragma solidity ^0.8.28;\n${source}` } },
         settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
       }),
     ),
@@ -197,9 +187,22 @@ contract TestProofProvider {
     contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
     errors?: { severity: string; formattedMessage: string }[];
   };
-  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  expect(errors.map((e) => e.formattedMessage)).toEqual([]);
-  const contract = output.contracts['TestProofProvider.sol']!['TestProofProvider']!;
-  providerArtifact = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  expect((output.errors ?? []).filter((e) => e.severity === 'error').map((e) => e.formattedMessage)).toEqual([]);
+  const contract = output.contracts[`${name}.sol`]![name]!;
+  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+}
+
+export function testProviderArtifact(): { abi: Abi; bytecode: Hex } {
+  providerArtifact ??= compileTestContract(
+    'TestProofProvider',
+    `contract TestProofProvider {
+    string public providerName;
+    uint8 public immutable verificationStrength;
+    constructor(string memory name_, uint8 strength_) { providerName = name_; verificationStrength = strength_; }
+    function verifyHumanProof(bytes calldata proof, bytes calldata) external pure returns (bool, uint256) {
+        return (true, uint256(keccak256(proof)));
+    }
+}`,
+  );
   return providerArtifact;
 }

@@ -35,11 +35,28 @@ export function routeGroups(templates: readonly string[], mount: (router: Router
   templates.forEach((template, index) => {
     if (keyOf(template) === undefined) mount(anywhere, index);
   });
-  return (req, res, next) => {
+  const handler: RequestHandler = (req, res, next) => {
     if (!ROUTED.has(req.method)) {
       next();
       return;
     }
     (groups.get(firstSegment(req.path)) ?? anywhere)(req, res, next);
   };
+  // The router's listRoutes() recurses into any handle that has a `stack`, as into a mounted router: with these two,
+  // the app still lists every route once (tools and the OpenAPI check read it), not an opaque middleware.
+  const listRoutes = (): ListedRoute[] => {
+    const seen = new Set<string>();
+    return [...groups.values(), anywhere]
+      .flatMap((router) => (router as unknown as { listRoutes(): ListedRoute[] }).listRoutes())
+      .filter((route) => {
+        const key = `${String(route.path)} ${route.methods?.join(',')}`;
+        return !seen.has(key) && Boolean(seen.add(key));
+      });
+  };
+  return Object.assign(handler, { stack: [], listRoutes });
+}
+
+interface ListedRoute {
+  path: string | RegExp;
+  methods?: string[];
 }
