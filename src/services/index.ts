@@ -26,6 +26,7 @@ import { RegistrationService } from './registration.js';
 import { SessionWatcher } from './session-watch.js';
 import { Sessions } from './sessions.js';
 import { SignedRequestVerifier } from './signed-requests.js';
+import { type StoreHealth, storeHealthProbe } from './store-health.js';
 import { WatchLeases } from './watch-leases.js';
 
 export interface ServiceOptions {
@@ -106,6 +107,8 @@ export interface Services {
   };
   /** The account-abstraction proxy: tokens, and bundler and paymaster calls forwarded upstream. */
   aa: AaProxyService;
+  /** Whether the store answers (the health endpoint shows it beside the chains). */
+  storeHealth: () => Promise<StoreHealth>;
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -187,6 +190,7 @@ export function createServices(options: ServiceOptions): Services {
     signedRequests,
     demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
     aa: new AaProxyService(options.store, options.aa ?? { tokenSecret: randomBytes(32) }, clock),
+    storeHealth: storeHealthProbe(options.store),
   };
   return services;
 }

@@ -64,6 +64,13 @@ describe.skipIf(!redisAvailable)(`a Redis store that goes away and comes back${r
     expect(status.status).toBe(503);
     expect(status.body.error).toMatch(/^store unavailable: redis /);
 
+    // a load balancer sees it: health is 503 with the store down, the chains still up
+    const health = await request(app).get('/api/health');
+    expect(health.status).toBe(503);
+    expect(health.body.status).toBe('degraded');
+    expect(health.body.store).toEqual({ up: false, error: expect.stringMatching(/^store unavailable: redis /) });
+    expect(health.body.networks.every((n: { up: boolean }) => n.up)).toBe(true);
+
     const a2a = await sendRegister(app);
     expect(a2a.status).toBe(200);
     expect(JSON.stringify(a2a.body)).toContain('store unavailable: redis');
@@ -81,6 +88,9 @@ describe.skipIf(!redisAvailable)(`a Redis store that goes away and comes back${r
       .get('/api/agent/register/status')
       .query({ token: again.body.sessionToken as string });
     expect(next.status, JSON.stringify(next.body)).toBe(200);
+    const healthy = await request(app).get('/api/health');
+    expect(healthy.status).toBe(200);
+    expect(healthy.body.store).toEqual({ up: true });
     expect((await sendRegister(app)).body.result.status.state).toBe('auth-required');
   });
 });
