@@ -1,19 +1,21 @@
 // The express application: the route table (every endpoint once, with its docs and policies), from which the
 // express routes, the OpenAPI document and the CORS and cache headers are all derived; shared middleware once, and
 // what a route needs of its own (its headers, its rate limit, its body parser) in that route's chain.
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
-import { edge, routeEdge } from './middleware/edge.js';
+import { type DispatchedRoute, dispatcher } from './dispatch.js';
+import { fastJson } from './json-response.js';
+import { edge, routeHeaders } from './middleware/edge.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { front } from './middleware/front.js';
 import { unmatched } from './middleware/methods.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
-import { routeGroups } from './middleware/route-groups.js';
 import { noStoreOnErrors } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { BODY_LIMIT, expressPath, type Route } from './route.js';
@@ -100,10 +102,10 @@ export interface AppTuning {
 }
 
 /**
- * The app: per request, the shared stack is metrics, the request log and the edge (security headers, Host check);
- * then each route's own chain: its template, CORS and cache headers (routeEdge), its rate limit, and a body parser
- * only where the route takes a body. What no route answered gets its CORS, 405 or OPTIONS answer from the table,
- * then the JSON 404.
+ * The app: per request, one middleware (front.ts) for metrics, the request log, the edge (security headers, Host
+ * check) and the route table's dispatcher; a matched route gets its template, CORS and cache headers, then its own
+ * chain: its rate limit, a body parser only where the route takes a body, its handler. What no route answered gets
+ * its CORS, 405 or OPTIONS answer from the table, then the JSON 404.
  */
 export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   const metrics = deps.metrics ?? new Metrics();
@@ -117,12 +119,8 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   // express's weak ETag (a hash of the body) lets a client revalidate any GET; a route that knows its version
   // sets its own ETag, and express then skips the hash
   if (!on('etag')) app.set('etag', false);
+  fastJson(app);
   noStoreOnErrors(app.response);
-  // counted and logged first, so that the edge's own refusals are too
-  if (on('metrics')) app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
-  if (on('request-log')) app.use(requestLog(deps.logger));
-  if (on('edge')) app.use(edge(policies));
-
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
   };
@@ -133,19 +131,24 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   // paths of no route never read one.
   const parserOf = (route: Route): RequestHandler | undefined =>
     route.textBody ? text : route.ownBody || route.method !== 'post' || !on('json-body') ? undefined : json;
-  const paths = routes.map((route) => expressPath(route.path));
-  const mount = (router: Router, index: number): void => {
-    const route = routes[index] as Route;
-    const path = paths[index] as string;
+  const dispatched = routes.map((route): DispatchedRoute => {
     const parser = parserOf(route);
-    const before = [
-      ...(on('route-edge') ? [routeEdge(route, path)] : []),
-      ...(route.limit ? [limits[route.limit]] : []),
-      ...(parser ? [parser] : []),
-    ];
-    router[route.method](path, ...before, route.handler);
-  };
-  app.use(routeGroups(paths, mount));
+    return {
+      path: route.path,
+      method: route.method,
+      ...(on('route-edge') ? { prepare: routeHeaders(route, expressPath(route.path)) } : {}),
+      chain: [...(route.limit ? [limits[route.limit]] : []), ...(parser ? [parser] : []), route.handler],
+    };
+  });
+  // counted and logged first, so that the edge's own refusals are too
+  app.use(
+    front({
+      ...(on('metrics') ? { metrics: httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }) } : {}),
+      ...(on('request-log') ? { log: requestLog(deps.logger) } : {}),
+      ...(on('edge') ? { edge: edge(policies) } : {}),
+      dispatch: dispatcher(dispatched),
+    }),
+  );
 
   // what no route answered: CORS, 405 with Allow, OPTIONS; then every answer is JSON: an unknown path anywhere is
   // a 404 {error}, never express's HTML page

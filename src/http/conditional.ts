@@ -35,11 +35,18 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
   return false;
 }
 
+/** A JSON answer serialized ahead: its text, its length in bytes, its strong ETag. */
+export interface Prepared {
+  text: string;
+  bytes: number;
+  etag: string;
+}
+
 /**
- * Writes a prepared JSON answer: 304 (with its ETag, no body) when the client holds it, else 200 with the bytes.
- * The Cache-Control the route table gives the route is already set, and holds for both.
+ * Writes a prepared JSON answer: 304 (with its ETag, no body) when the client holds it, else 200 with the text (no
+ * body for HEAD). The Cache-Control the route table gives the route is already set, and holds for both.
  */
-export function sendPrepared(req: Request, res: Response, body: Buffer, etag: string): void {
+export function sendPrepared(req: Request, res: Response, { text, bytes, etag }: Prepared): void {
   res.setHeader('ETag', etag);
   if ((req.method === 'GET' || req.method === 'HEAD') && ifNoneMatchHits(req.headers['if-none-match'], etag)) {
     res.statusCode = 304;
@@ -47,6 +54,7 @@ export function sendPrepared(req: Request, res: Response, body: Buffer, etag: st
     return;
   }
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', body.length);
-  res.end(body);
+  res.setHeader('Content-Length', bytes);
+  if (req.method === 'HEAD') res.end();
+  else res.end(text, 'utf8');
 }

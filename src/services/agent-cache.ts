@@ -42,8 +42,8 @@ export interface PreparedAnswer<T = unknown> {
   value: T;
   /** Until when (ms of the service's clock) the answer holds: isVerified turns false at the proof's expiry. */
   validUntilMs: number;
-  /** Its JSON bytes and strong ETag, made (and checked against the documented schema) on the first HTTP request. */
-  wire?: { body: Buffer; etag: string };
+  /** Its JSON text, length and strong ETag, made (and checked against the documented schema) on the first HTTP request. */
+  wire?: { text: string; bytes: number; etag: string };
 }
 
 /** A cached agent: its view at one block, and the answers built from it, by shape. */
@@ -82,14 +82,9 @@ class BlockCheckedCache<K, V> {
       metrics.cacheMiss(this.name);
       return (await load()).value;
     }
-    const cached = this.#entries.get(key);
-    if (cached !== undefined) {
-      metrics.cacheHit(this.name);
-      // least recently used goes first when the cache is full
-      this.#entries.delete(key);
-      this.#entries.set(key, cached);
-      return cached;
-    }
+    // least recently used goes first when the cache is full: a hit moves the entry to the end
+    const cached = this.hit(key);
+    if (cached !== undefined) return cached;
     metrics.cacheMiss(this.name);
     let loading = this.#loading.get(key);
     if (!loading) {
@@ -108,6 +103,17 @@ class BlockCheckedCache<K, V> {
       );
     }
     return (await loading).value;
+  }
+
+  /** The cached value when get() would answer it from the cache without waiting (counted as a hit), else undefined. */
+  hit(key: K): V | undefined {
+    if (!this.hooks.follower.isLive()) return undefined;
+    const cached = this.#entries.get(key);
+    if (cached === undefined) return undefined;
+    this.hooks.metrics.cacheHit(this.name);
+    this.#entries.delete(key);
+    this.#entries.set(key, cached);
+    return cached;
   }
 
   /** The cached value, without counting a lookup or refreshing its place. */
@@ -232,6 +238,11 @@ export class AgentCache {
   /** The agent's view: from the cache, or one eth_call. */
   async agent(agentId: bigint): Promise<AgentView> {
     return (await this.agentRecord(agentId)).view;
+  }
+
+  /** The agent's record when the cache holds it (a hit), without waiting; undefined when it would be read. */
+  cachedRecord(agentId: bigint): AgentRecord | undefined {
+    return this.#agents.hit(agentId);
   }
 
   /** The agent's record (its view and the answers built from it): from the cache, or one eth_call. */

@@ -15,7 +15,7 @@
 // - The per-agent answers (info, verify, card, reputation, verify-status) are built once per cached view and kept
 //   with it (agent-cache.ts), with their JSON bytes and ETag once an HTTP route asked: REST routes and A2A intents
 //   share them, and the registry's events, provider checks and reorganisations drop them with the view.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
@@ -104,9 +104,13 @@ export interface AgentAnswers {
 }
 export type AgentAnswerShape = keyof AgentAnswers;
 
-/** An answer's JSON bytes and its strong ETag (a hash of the bytes). */
-export interface AnswerBytes {
-  body: Buffer;
+/**
+ * An answer serialized once: its JSON text, its length in bytes, and its strong ETag (a hash of the bytes). Kept as
+ * text: Node writes a text body in one piece with the headers, a Buffer as a second piece.
+ */
+export interface SerializedAnswer {
+  text: string;
+  bytes: number;
   etag: string;
 }
 
@@ -339,19 +343,28 @@ export class AgentQueryService {
    * An agent answer as JSON bytes with a strong ETag: serialized once per cached view, after `check` (the route's
    * documented schema) accepted it; a cached answer is then a lookup. Throws as the answer would (404).
    */
-  async answerBytes<S extends AgentAnswerShape>(
+  async serializedAnswer<S extends AgentAnswerShape>(
     shape: S,
     network: NetworkName,
     agentId: bigint,
     check: (value: AgentAnswers[S]) => void,
-  ): Promise<AnswerBytes> {
+  ): Promise<SerializedAnswer> {
     const prepared = await this.#prepared(shape, network, agentId);
     if (!prepared.wire) {
       check(prepared.value);
-      const body = Buffer.from(JSON.stringify(prepared.value));
-      prepared.wire = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+      const text = JSON.stringify(prepared.value);
+      prepared.wire = { text, bytes: Buffer.byteLength(text), etag: `"${hash('sha256', text, 'base64url')}"` };
     }
     return prepared.wire;
+  }
+
+  /**
+   * What serializedAnswer would answer at once, from the cache, when it holds the agent and the answer is still
+   * valid and serialized; else undefined (then serializedAnswer reads, builds or throws).
+   */
+  serializedNow(shape: AgentAnswerShape, network: NetworkName, agentId: bigint): SerializedAnswer | undefined {
+    const known = this.#networks[network].cache.cachedRecord(agentId)?.answers.get(shape);
+    return known?.wire && this.#options.clock() < known.validUntilMs ? known.wire : undefined;
   }
 
   /** Callers share the answer object: read it, never change it. */

@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { serviceErrorOf } from '../../core/errors.js';
 import { BODY_LIMIT } from '../route.js';
+import { requestIdOf } from './request-log.js';
 import { routeLabel } from './route-label.js';
 
 /** Errors raised by express's body parser carry the status they mean. */
@@ -52,7 +53,7 @@ export const errorHandler =
       : typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500
         ? { status: parserError.status, message: parserMessage(parserError) }
         : { status: 500, message: 'Internal server error' };
-    const line = { reqId: res.locals['requestId'], status: answer.status, method: req.method, route: routeLabel(res) };
+    const line = { reqId: requestIdOf(res), status: answer.status, method: req.method, route: routeLabel(res) };
     if (answer.status >= 500) logger.error({ ...line, err: error }, 'request failed');
     else logger.warn({ ...line, error: answer.message }, 'request refused');
     // an answer already under way (a stream) cannot become an error answer: express closes the connection

@@ -89,10 +89,13 @@ function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read:
     params: agentParamsSchema,
     headers: conditionalGetHeaders,
     responses,
-    handler: async (req, res) => {
+    // a cached answer is written in the same call; otherwise once read, built or refused
+    handler: (req, res) => {
       const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-      const { body, etag } = await queries.answerBytes(read.shape, network, BigInt(agentId), check);
-      sendPrepared(req, res, body, etag);
+      const id = BigInt(agentId);
+      const ready = queries.serializedNow(read.shape, network, id);
+      if (ready) return sendPrepared(req, res, ready);
+      return queries.serializedAnswer(read.shape, network, id, check).then((answer) => sendPrepared(req, res, answer));
     },
   };
 }
