@@ -15,7 +15,7 @@ import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../services/sessions.js';
 import { answerArtifact, answerIntent } from './answers.js';
 import { rateLimitKeyOf } from './client-address.js';
-import { type GatheredInput, INTENTS, inputParts, parseIntent, requestFields } from './intents.js';
+import { type GatheredInput, INTENTS, type IntentRequest, inputParts, parseIntent, requestFields } from './intents.js';
 import { agentMessage, answerParts } from './parts.js';
 import {
   type FollowedSession,
@@ -38,13 +38,56 @@ interface Outcome {
   metadata?: Record<string, unknown>;
 }
 
+/** What a turn is about: the task's ids, the message (with those ids set), the task as it was (a continued one). */
+type Turn = Pick<RequestContext, 'taskId' | 'contextId' | 'userMessage' | 'task'>;
+
 /** The task's history with this turn's message (the SDK appended it to a continued task; here with its ids set). */
-function historyOf(ctx: RequestContext): Message[] {
+function historyOf(ctx: Turn): Message[] {
   const message = ctx.userMessage;
   if (!ctx.task) return [message];
   const history = ctx.task.history.map((m) => (m.messageId === message.messageId ? message : m));
   return history.some((m) => m.messageId === message.messageId) ? history : [...history, message];
 }
+
+/** The task as this turn leaves it. */
+function settledTask(ctx: Turn, outcome: Outcome): Task {
+  const { taskId, contextId } = ctx;
+  const message = outcome.text === undefined ? undefined : agentMessage(contextId, answerParts(outcome.text, outcome.data), taskId);
+  return {
+    id: taskId,
+    contextId,
+    status: { state: outcome.state, message, timestamp: new Date().toISOString() },
+    artifacts: [...(ctx.task?.artifacts ?? []), ...(outcome.artifacts ?? [])],
+    // the agent's words join the history, as the status updates of a session task do
+    history: message ? [...historyOf(ctx), message] : historyOf(ctx),
+    metadata: { ...ctx.task?.metadata, ...outcome.metadata },
+  };
+}
+
+/**
+ * A turn the service refused: a ServiceError (also from under viem's errors: a chain that does not answer), as the
+ * REST error middleware answers it; anything else is thrown on.
+ */
+function failedTurn(ctx: Turn, request: IntentRequest, thrown: unknown): Task {
+  const error = serviceErrorOf(thrown);
+  if (!error) throw thrown;
+  // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
+  const data = { error: error.message, status: error.status, intent: request.intent };
+  if (error.status === 400) {
+    // a value the service refuses, named in its message: the caller sends it again, corrected
+    const gathered: GatheredInput = { intent: request.intent, fields: requestFields(request.fields) };
+    return inputRequired(ctx, gathered, error.message, { ...data, missing: [] });
+  }
+  return settledTask(ctx, { state: TaskState.TASK_STATE_FAILED, text: error.message, data });
+}
+
+/** Input required: the status message says what to send, the metadata keeps what was given (task-input.ts). */
+const inputRequired = (
+  ctx: Turn,
+  gathered: GatheredInput,
+  text: string,
+  data: { error: string; missing: string[]; [field: string]: unknown },
+): Task => settledTask(ctx, { state: TaskState.TASK_STATE_INPUT_REQUIRED, text, data, metadata: pendingInput(gathered, data.missing) });
 
 export class RegistryAgentExecutor implements AgentExecutor {
   /** The context of each open session task, for its canceled update. */
@@ -53,35 +96,54 @@ export class RegistryAgentExecutor implements AgentExecutor {
   constructor(private readonly services: Services) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const turn = await this.#turn(ctx);
+    if (turn.kind === 'session') {
+      try {
+        return await this.#sessionTask(ctx, bus, turn.request.opening as SessionOpening);
+      } catch (thrown) {
+        bus.publish(AgentEvent.task(failedTurn(ctx, turn.request, thrown)));
+      }
+    } else bus.publish(AgentEvent.task(turn.task));
+    bus.finished();
+  };
+
+  /**
+   * The task as a turn that needs no session leaves it (a query answered or failed, or input required), for a
+   * message that starts a task (`turn` names its ids and carries the message with them); undefined when the message
+   * opens a session, which the SDK's machinery runs. Nothing is stored here: the caller saves the task.
+   */
+  async answerAtOnce(turn: { taskId: string; contextId: string; userMessage: Message }): Promise<Task | undefined> {
+    const answered = await this.#turn({ ...turn, task: undefined });
+    return answered.kind === 'task' ? answered.task : undefined;
+  }
+
+  /** The task as a turn leaves it, or the session the message opens (the caller runs it). */
+  async #turn(ctx: Turn): Promise<{ kind: 'task'; task: Task } | { kind: 'session'; request: IntentRequest }> {
     const parsed = parseIntent(inputParts(ctx.userMessage), gatheredInputOf(ctx.task));
     if (!parsed.ok) {
       const { message, missing, intent, gathered } = parsed;
-      return this.#inputRequired(ctx, bus, gathered, message, { error: message, missing, intents: [...INTENTS], ...(intent ? { intent } : {}) });
+      return {
+        kind: 'task',
+        task: inputRequired(ctx, gathered, message, { error: message, missing, intents: [...INTENTS], ...(intent ? { intent } : {}) }),
+      };
     }
     const { request } = parsed;
+    if (request.opening) return { kind: 'session', request };
     try {
-      if (request.opening) return await this.#sessionTask(ctx, bus, request.opening);
       const [text, data] = await answerIntent(this.services, request);
-      this.#settle(ctx, bus, {
-        state: TaskState.TASK_STATE_COMPLETED,
-        artifacts: [answerArtifact(request.intent, text, data)],
-        // what the conversation asked, now answered (kept for tasks/get; nothing is missing)
-        ...(ctx.task ? { metadata: pendingInput({ intent: request.intent, fields: requestFields(request.fields) }, []) } : {}),
-      });
+      return {
+        kind: 'task',
+        task: settledTask(ctx, {
+          state: TaskState.TASK_STATE_COMPLETED,
+          artifacts: [answerArtifact(request.intent, text, data)],
+          // what the conversation asked, now answered (kept for tasks/get; nothing is missing)
+          ...(ctx.task ? { metadata: pendingInput({ intent: request.intent, fields: requestFields(request.fields) }, []) } : {}),
+        }),
+      };
     } catch (thrown) {
-      // a ServiceError, also from under viem's errors (a chain that does not answer), as the REST error middleware does
-      const error = serviceErrorOf(thrown);
-      if (!error) throw thrown;
-      // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
-      const data = { error: error.message, status: error.status, intent: request.intent };
-      if (error.status === 400) {
-        // a value the service refuses, named in its message: the caller sends it again, corrected
-        const gathered: GatheredInput = { intent: request.intent, fields: requestFields(request.fields) };
-        return this.#inputRequired(ctx, bus, gathered, error.message, { ...data, missing: [] });
-      }
-      this.#settle(ctx, bus, { state: TaskState.TASK_STATE_FAILED, text: error.message, data });
+      return { kind: 'task', task: failedTurn(ctx, request, thrown) };
     }
-  };
+  }
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     this.services.watcher.cancel(taskId);
@@ -97,33 +159,6 @@ export class RegistryAgentExecutor implements AgentExecutor {
     );
     bus.finished();
   };
-
-  #inputRequired(
-    ctx: RequestContext,
-    bus: ExecutionEventBus,
-    gathered: GatheredInput,
-    text: string,
-    data: { error: string; missing: string[]; [field: string]: unknown },
-  ): void {
-    this.#settle(ctx, bus, { state: TaskState.TASK_STATE_INPUT_REQUIRED, text, data, metadata: pendingInput(gathered, data.missing) });
-  }
-
-  /** Publishes the task as this turn leaves it, as one event (one save), and ends the turn. */
-  #settle(ctx: RequestContext, bus: ExecutionEventBus, outcome: Outcome): void {
-    const { taskId, contextId } = ctx;
-    const message = outcome.text === undefined ? undefined : agentMessage(contextId, answerParts(outcome.text, outcome.data), taskId);
-    const task: Task = {
-      id: taskId,
-      contextId,
-      status: { state: outcome.state, message, timestamp: new Date().toISOString() },
-      artifacts: [...(ctx.task?.artifacts ?? []), ...(outcome.artifacts ?? [])],
-      // the agent's words join the history, as the status updates of a session task do
-      history: message ? [...historyOf(ctx), message] : historyOf(ctx),
-      metadata: { ...ctx.task?.metadata, ...outcome.metadata },
-    };
-    bus.publish(AgentEvent.task(task));
-    bus.finished();
-  }
 
   /** register / deregister: a Task with the session's artifact, updated as the session watcher reports. */
   async #sessionTask(ctx: RequestContext, bus: ExecutionEventBus, opening: SessionOpening): Promise<void> {

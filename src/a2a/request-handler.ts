@@ -9,7 +9,9 @@
 // the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent"). A push config asked for
 // without its id is the task's own. A resubscription to a task that another instance runs follows it through the
 // shared store (stored-task-stream.ts) instead of ending after the task itself.
+import { randomUUID } from 'node:crypto';
 import {
+  type AgentCard,
   type CancelTaskRequest,
   type GetTaskPushNotificationConfigRequest,
   type GetTaskRequest,
@@ -32,6 +34,7 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
+import { RegistryAgentExecutor } from './executor.js';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
 import { SESSION_METADATA } from './session-task.js';
 import { storedTaskUpdates } from './stored-task-stream.js';
@@ -68,10 +71,15 @@ export class RegistryRequestHandler extends DefaultRequestHandler {
   readonly #tasks: TaskStore;
   readonly #buses: ExecutionEventBusManager | undefined;
   readonly #configs: PushNotificationStore | undefined;
+  readonly #card: AgentCard;
+  /** The executor, when it can answer a query in the same turn (RegistryAgentExecutor). */
+  readonly #executor: RegistryAgentExecutor | undefined;
 
   constructor(...args: ConstructorParameters<typeof DefaultRequestHandler>) {
     super(...args);
+    this.#card = args[0];
     this.#tasks = args[1];
+    this.#executor = args[2] instanceof RegistryAgentExecutor ? args[2] : undefined;
     this.#buses = args[3];
     this.#configs = args[4];
   }
@@ -94,7 +102,36 @@ export class RegistryRequestHandler extends DefaultRequestHandler {
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSend(params);
     await this.#checkContinuation(params, context);
-    return super.sendMessage(params, context);
+    return (await this.#answerAtOnce(params, context)) ?? super.sendMessage(params, context);
+  }
+
+  /**
+   * A message that starts a task the executor completes in the same turn (a query, or input required): the task it
+   * leaves, saved once and returned, as the SDK's machinery would save and return it (same ids, history, artifacts;
+   * history cut to historyLength), without that machinery's event bus, queue, store lock, reload and copies, which a
+   * task that never runs on cost most of its time. Undefined for anything else (a session, a continued task, a push
+   * config, extensions to negotiate, a failure the executor throws): the SDK runs those, and a query that throws here
+   * is only a read, run again there.
+   */
+  async #answerAtOnce(params: SendMessageRequest, context: ServerCallContext): Promise<Task | undefined> {
+    const message = params.message;
+    if (!this.#executor || !message?.messageId || message.taskId || (message.referenceTaskIds?.length ?? 0) > 0) return undefined;
+    if (params.configuration?.taskPushNotificationConfig || (this.#card.capabilities?.extensions?.length ?? 0) > 0) return undefined;
+    const taskId = randomUUID();
+    const contextId = message.contextId || randomUUID();
+    let task: Task | undefined;
+    try {
+      task = await this.#executor.answerAtOnce({ taskId, contextId, userMessage: { ...message, contextId, taskId } });
+    } catch {
+      return undefined;
+    }
+    if (!task) return undefined;
+    // the card names no extension: none of those the caller asked for is active (as the SDK filters them)
+    if (context.requestedExtensions) context.setRequestedExtensions([]);
+    await this.#tasks.save(task, context);
+    const historyLength = params.configuration?.historyLength;
+    if (historyLength !== undefined) task.history = historyLength <= 0 ? [] : task.history.slice(-historyLength);
+    return task;
   }
 
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
