@@ -3,8 +3,11 @@
 // the app's whole middleware stack and a bare Express app serving the same route (the reference).
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
@@ -17,7 +20,7 @@ import { createLogger, logDestination } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
 import type { AgentQueryService } from '../src/services/agent-queries.js';
 import { createServices } from '../src/services/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
 import { type LocalSystem, registerLinkedAgent, startLocalSystem } from './local-system.js';
 
 export const CHAIN_ID = 11142220;
@@ -85,10 +88,11 @@ export interface QueryApps {
 const benchLogger = (level: string): Logger => createLogger(level, logDestination('/dev/null'));
 
 /** The real app with the real services and the A2A agent, over `chains`, listening on loopback. */
-async function startInstance(gateway: LocalSystem['gateway'], logger: Logger, { cached, tuning = {} }: InstanceOptions) {
+async function startInstance(gateway: LocalSystem['gateway'], logger: Logger, { cached, tuning = {} }: InstanceOptions, dataRoot: string) {
   const metrics = new Metrics();
   const chains = gateway(() => metrics.rpcRequest('testnet'));
-  const store = new MemoryStore();
+  // the store the service keeps by default (sqlite, in a directory of its own that goes with the process)
+  const store = new SqliteStore(join(mkdtempSync(join(dataRoot, 'app-')), 'store.sqlite'));
   const publicUrl = 'http://127.0.0.1';
   const secret = randomBytes(32);
   const services = createServices({ chains, store, sessionSecret: secret, publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
@@ -98,7 +102,7 @@ async function startInstance(gateway: LocalSystem['gateway'], logger: Logger, { 
     { chains, services, logger, version: 'bench', metrics, publicUrl, a2a },
     { ...tuning, extraRoutes: [...(tuning.extraRoutes ?? []), referenceRoute] },
   );
-  return { ...(await listen(app)), metrics, queries: services.queries };
+  return { ...(await listen(app)), metrics, queries: services.queries, store };
 }
 
 const bareApp = (): Express => {
@@ -123,13 +127,17 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
   const system = await startLocalSystem(CHAIN_ID);
   const servers: Server[] = [];
   const queryServices: AgentQueryService[] = [];
+  const stores: SqliteStore[] = [];
+  // the instances' stores, removed with the run
+  const dataRoot = mkdtempSync(join(tmpdir(), 'bench-queries-'));
   const children: ChildProcess[] = [];
   const { agentId } = await registerLinkedAgent(system);
   const logger = benchLogger(logLevel);
   const instance = async (options: InstanceOptions): Promise<Instance> => {
-    const started = await startInstance(system.gateway, logger, options);
+    const started = await startInstance(system.gateway, logger, options, dataRoot);
     servers.push(started.server);
     queryServices.push(started.queries);
+    stores.push(started.store);
     return started;
   };
   const isolated = async (options: InstanceOptions | 'bare'): Promise<Isolated> => {
@@ -138,7 +146,7 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
       contracts: system.deployment.contracts,
       registryDeployBlock: String(system.deployment.registryDeployBlock),
     };
-    const child = fork(ISOLATED, [JSON.stringify({ access, logLevel, options })], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    const child = fork(ISOLATED, [JSON.stringify({ access, logLevel, options, dataRoot })], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
     children.push(child);
     // one question at a time: the next message is the answer
     const ask = <T>(question: string): Promise<T> => {
@@ -162,16 +170,19 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
     for (const server of servers) server.closeAllConnections();
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
     await system.chain.stop();
+    await Promise.all(stores.map((store) => store.close()));
+    rmSync(dataRoot, { recursive: true, force: true });
   };
   return { system, agentId, instance, isolated, bare, stop };
 }
 
 // Run as an isolated app's process (fork above): serve, tell the parent where, and live until killed.
 if (process.argv[1] === ISOLATED && process.send) {
-  const { access, logLevel, options } = JSON.parse(process.argv[2] as string) as {
+  const { access, logLevel, options, dataRoot } = JSON.parse(process.argv[2] as string) as {
     access: ChainAccess;
     logLevel: string;
     options: InstanceOptions | 'bare';
+    dataRoot: string;
   };
   const gateway: LocalSystem['gateway'] = (onRequest) => {
     const network = createNetworkGateway('testnet', {
@@ -182,7 +193,7 @@ if (process.argv[1] === ISOLATED && process.send) {
     });
     return new ChainGateway({ mainnet: network, testnet: network });
   };
-  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(gateway, benchLogger(logLevel), options);
+  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(gateway, benchLogger(logLevel), options, dataRoot);
   process.on('message', (question) => {
     if (question !== 'cpu') return;
     const { user, system } = process.cpuUsage();

@@ -9,7 +9,6 @@
 // the SDK's idempotent cancel (v1.0 §3.3.1: "Cancel Task operations are idempotent"). A push config asked for
 // without its id is the task's own. A resubscription to a task that another instance runs follows it through the
 // shared store (stored-task-stream.ts) instead of ending after the task itself.
-import { randomUUID } from 'node:crypto';
 import {
   type AgentCard,
   type CancelTaskRequest,
@@ -34,6 +33,7 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
+import { timeOrderedId } from '../core/time-ordered-id.js';
 import { RegistryAgentExecutor } from './executor.js';
 import { inputParts, parseIntent, TASK_INTENTS } from './intents.js';
 import { SESSION_METADATA } from './session-task.js';
@@ -117,8 +117,9 @@ export class RegistryRequestHandler extends DefaultRequestHandler {
     const message = params.message;
     if (!this.#executor || !message?.messageId || message.taskId || (message.referenceTaskIds?.length ?? 0) > 0) return undefined;
     if (params.configuration?.taskPushNotificationConfig || (this.#card.capabilities?.extensions?.length ?? 0) > 0) return undefined;
-    const taskId = randomUUID();
-    const contextId = message.contextId || randomUUID();
+    // time-ordered ids: the store appends the task where the last one went (time-ordered-id.ts)
+    const taskId = timeOrderedId();
+    const contextId = message.contextId || timeOrderedId();
     let task: Task | undefined;
     try {
       task = await this.#executor.answerAtOnce({ taskId, contextId, userMessage: { ...message, contextId, taskId } });

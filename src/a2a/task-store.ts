@@ -90,12 +90,18 @@ export class KeyValueTaskStore implements TaskStore {
     const owner = ownerOf(context);
     const session = followsSession(task);
     const ttlMs = session ? TASK_TTL_MS : ANSWER_TASK_TTL_MS;
-    // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
-    if (owner) await this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs);
     const key = taskKey(task.id);
-    await this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs);
-    if (session) await this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT));
-    else if (owner) await this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS);
+    // made together, so that a store that commits the writes of a moment together (sqlite) commits these at once
+    await Promise.all([
+      // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
+      ...(owner ? [this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs)] : []),
+      this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs),
+      ...(session
+        ? [this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT))]
+        : owner
+          ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS)]
+          : []),
+    ]);
     // a hint: a failed publish leaves the other instances' streams to their poll
     if (session) this.events?.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }

@@ -18,9 +18,24 @@ const BUSY_TIMEOUT_MS = 5_000;
 /** The rate-limit library's table in the same file (its own schema: key, points, expire). */
 const LIMITER_TABLE = 'rate_limits';
 
+/** A write waiting for the end of the event-loop turn. */
+interface QueuedWrite {
+  /** Runs it inside the turn's transaction; what it returns is what the write resolves to. */
+  run(): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
 /**
  * The embedded default: one sqlite file under DATA_DIR, so sessions and counters survive a restart.
  * better-sqlite3 is synchronous; the async signatures are the port's, for adapters that need the network.
+ *
+ * Group commit: the writes made during one turn of the event loop are committed together, in the order they were
+ * made, in one transaction at the end of the turn, and each write's promise settles once that transaction has
+ * committed. A commit costs far more than a row (the write-ahead log's frames, the lock), and under load a turn
+ * holds the writes of many requests. Each write runs in a savepoint of its own, so one that fails (an update whose
+ * function throws) changes nothing and fails alone. A read of a key with a write waiting commits the turn's writes
+ * first, so this process always reads what it wrote; other processes see a write once it has committed, as before.
  */
 export class SqliteStore implements KeyValueStore {
   readonly #db: Database.Database;
@@ -32,8 +47,13 @@ export class SqliteStore implements KeyValueStore {
   readonly #purge: Database.Statement<[number]>;
   readonly #claim: Database.Statement<[string, string, number | null, number]>;
   readonly #keysInRange: Database.Statement<[string, string, number], { key: string }>;
-  /** Read-modify-write of one key; run with .immediate() so the write lock is taken before the read. */
-  readonly #readModifyWrite: Database.Transaction<(key: string, step: (current: Row | undefined, now: number) => Row | undefined) => Row | undefined>;
+  /** The writes of this turn, committed together at its end. */
+  #queue: QueuedWrite[] = [];
+  readonly #queuedKeys = new Set<string>();
+  #commitScheduled = false;
+  /** Runs the queued writes in one IMMEDIATE transaction (the write lock taken first), each in a savepoint. */
+  readonly #commitQueue: Database.Transaction<(writes: QueuedWrite[]) => { ok: boolean; value: unknown }[]>;
+  readonly #savepoint: Database.Transaction<(write: QueuedWrite) => unknown>;
   /** Resolves once the library has created its table (at the first limiter). */
   #limiterTableReady: Promise<void> | undefined;
   #limiterTableCreated = false;
@@ -76,13 +96,16 @@ export class SqliteStore implements KeyValueStore {
     );
     // a range of the primary key: the keys from the prefix up to (not including) the prefix's successor
     this.#keysInRange = this.#db.prepare('SELECT key FROM kv WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY key');
-    this.#readModifyWrite = this.#db.transaction((key, step) => {
-      const now = this.#clock();
-      const next = step(this.#select.get(key, now), now);
-      if (next === undefined) this.#remove.run(key);
-      else this.#upsert.run(key, next.value, next.expires_at);
-      return next;
-    });
+    this.#savepoint = this.#db.transaction((write) => write.run());
+    this.#commitQueue = this.#db.transaction((writes) =>
+      writes.map((write) => {
+        try {
+          return { ok: true, value: this.#savepoint(write) };
+        } catch (error) {
+          return { ok: false, value: error };
+        }
+      }),
+    );
 
     this.#purgeExpired();
     this.#purgeTimer = setInterval(() => this.#purgeExpired(), PURGE_INTERVAL_MS);
@@ -90,43 +113,68 @@ export class SqliteStore implements KeyValueStore {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
+    if (this.#queuedKeys.has(key)) this.#commit();
     const row = this.#select.get(key, this.#clock());
     return row ? decodeValue<T>(row.value) : undefined;
   }
 
-  async set<T>(key: string, value: T, ttlMs?: number): Promise<void> {
-    if (value === undefined) this.#remove.run(key);
-    else this.#upsert.run(key, encodeValue(value), expiryFor(this.#clock(), ttlMs));
+  set<T>(key: string, value: T, ttlMs?: number): Promise<void> {
+    if (value === undefined) return this.delete(key);
+    try {
+      const text = encodeValue(value);
+      const expiresAt = expiryFor(this.#clock(), ttlMs);
+      return this.#queueWrite(key, () => {
+        this.#upsert.run(key, text, expiresAt);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined> {
-    const row = this.#readModifyWrite.immediate(key, (current, now) => {
-      const next = fn(current ? decodeValue<T>(current.value) : undefined);
-      if (next === undefined) return undefined;
-      const expiresAt = ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs);
-      return { value: encodeValue(next), expires_at: expiresAt };
-    });
-    return row ? decodeValue<T>(row.value) : undefined;
-  }
-
-  async delete(key: string): Promise<void> {
-    this.#remove.run(key);
-  }
-
-  async setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
+  update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined> {
     const now = this.#clock();
-    return this.#claim.run(key, encodeValue(value), expiryFor(now, ttlMs), now).changes === 1;
+    return this.#queueWrite(key, () => {
+      const current = this.#select.get(key, now);
+      const next = fn(current ? decodeValue<T>(current.value) : undefined);
+      if (next === undefined) {
+        this.#remove.run(key);
+        return undefined;
+      }
+      const text = encodeValue(next);
+      this.#upsert.run(key, text, ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs));
+      return decodeValue<T>(text);
+    });
   }
 
-  async increment(key: string, windowMs: number): Promise<WindowCounter> {
-    const row = this.#readModifyWrite.immediate(key, (current, now) => {
-      const counter = nextCounter(current ? decodeValue<WindowCounter>(current.value) : undefined, now, windowMs);
-      return { value: encodeValue(counter), expires_at: counter.resetAt };
+  delete(key: string): Promise<void> {
+    return this.#queueWrite(key, () => {
+      this.#remove.run(key);
     });
-    return decodeValue<WindowCounter>(row!.value);
+  }
+
+  setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
+    const now = this.#clock();
+    try {
+      const text = encodeValue(value);
+      const expiresAt = expiryFor(now, ttlMs);
+      return this.#queueWrite(key, () => this.#claim.run(key, text, expiresAt, now).changes === 1);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  increment(key: string, windowMs: number): Promise<WindowCounter> {
+    const now = this.#clock();
+    return this.#queueWrite(key, () => {
+      const current = this.#select.get(key, now);
+      const counter = nextCounter(current ? decodeValue<WindowCounter>(current.value) : undefined, now, windowMs);
+      this.#upsert.run(key, encodeValue(counter), counter.resetAt);
+      return counter;
+    });
   }
 
   async keys(prefix: string): Promise<string[]> {
+    this.#commit();
     if (prefix === '') return this.#keysInRange.all('', '\u{10FFFF}', this.#clock()).map((row) => row.key);
     const successor = prefix.slice(0, -1) + String.fromCodePoint((prefix.codePointAt(prefix.length - 1) as number) + 1);
     return this.#keysInRange.all(prefix, successor, this.#clock()).map((row) => row.key);
@@ -142,11 +190,48 @@ export class SqliteStore implements KeyValueStore {
 
   async close(): Promise<void> {
     clearInterval(this.#purgeTimer);
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    this.#commit();
+    this.#db.close();
+  }
+
+  /** Queues a write for the end of this turn; it settles once committed. */
+  #queueWrite<R>(key: string, run: () => R): Promise<R> {
+    if (!this.#db.open) return Promise.reject(new Error('The store is closed'));
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.#queuedKeys.add(key);
+      if (this.#commitScheduled) return;
+      this.#commitScheduled = true;
+      setImmediate(() => this.#commit());
+    });
+  }
+
+  /** Commits the queued writes now, in one transaction, and settles each. */
+  #commit(): void {
+    this.#commitScheduled = false;
+    const writes = this.#queue;
+    if (writes.length === 0) return;
+    this.#queue = [];
+    this.#queuedKeys.clear();
+    let outcomes: { ok: boolean; value: unknown }[];
+    try {
+      outcomes = this.#commitQueue.immediate(writes);
+    } catch (error) {
+      // the transaction itself failed (the lock not had in time, the disk): none of them is kept
+      for (const write of writes) write.reject(error);
+      return;
+    }
+    writes.forEach((write, index) => {
+      const outcome = outcomes[index] as { ok: boolean; value: unknown };
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.value);
+    });
   }
 
   #purgeExpired(): void {
     if (!this.#db.open) return;
+    this.#commit();
     this.#purge.run(this.#clock());
     // The library's rows carry their expiry (Date.now() based) in `expire`; its own purge timer is not used: it
     // could fire after close().
