@@ -229,3 +229,160 @@ describe('SqliteStore on disk', () => {
     db.close();
   });
 });
+
+// The writes of one event-loop turn are committed together at its end (setImmediate); a second store on the same
+// file stands for another process, which sees a write only once it has committed.
+describe('SqliteStore group commit', () => {
+  let count = 0;
+  const opened: SqliteStore[] = [];
+  /** A fresh file and two stores on it: the writer, and another "process" reading what has committed. */
+  const pair = (): { path: string; writer: SqliteStore; reader: SqliteStore } => {
+    const path = join(dir, `group-commit/${++count}.sqlite`);
+    const writer = new SqliteStore(path);
+    const reader = new SqliteStore(path);
+    opened.push(writer, reader);
+    return { path, writer, reader };
+  };
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+
+  it('a write is committed at the end of its turn, and its promise resolves only after the commit', async () => {
+    const { writer, reader } = pair();
+    const written = writer.set('k', { v: 1 });
+    // awaiting a read only runs microtasks: still the same turn, nothing committed yet
+    expect(await reader.get('k')).toBeUndefined();
+    expect(await reader.keys('')).toEqual([]);
+    await written;
+    expect(await reader.get('k')).toEqual({ v: 1 });
+
+    // each kind of write: resolved means another connection reads it
+    const updated = writer.update<number>('n', (current) => (current ?? 0) + 10);
+    const claimed = writer.setIfAbsent('claim', 'mine', 60_000);
+    const counted = writer.increment('rate', 60_000);
+    const deleted = writer.delete('k');
+    expect(await reader.get('n')).toBeUndefined();
+    expect(await reader.get('k')).toEqual({ v: 1 });
+    expect(await updated).toBe(10);
+    expect(await claimed).toBe(true);
+    expect((await counted).count).toBe(1);
+    await deleted;
+    expect(await reader.get('n')).toBe(10);
+    expect(await reader.get('claim')).toBe('mine');
+    expect(await reader.get('rate')).toMatchObject({ count: 1 });
+    expect(await reader.get('k')).toBeUndefined();
+  });
+
+  it('the many writes of one turn all land, in the order they were made', async () => {
+    const { writer, reader } = pair();
+    const sets = Array.from({ length: 50 }, (_, i) => writer.set(`many:${String(i).padStart(2, '0')}`, i));
+    // set, delete, set of one key: the last one wins
+    const sequence = [writer.set('seq', 'first'), writer.delete('seq'), writer.set('seq', 'last')];
+    // an update sees the set queued before it, the next update sees that update
+    const base = writer.set('u', 1);
+    const plusOne = writer.update<number>('u', (current) => (current ?? 0) + 1);
+    const timesTen = writer.update<number>('u', (current) => (current ?? 0) * 10);
+    // claims and counters made in one turn are each decided against the ones before them
+    const claims = [writer.setIfAbsent('c', 'first', 60_000), writer.setIfAbsent('c', 'second', 60_000)];
+    const counts = [writer.increment('ctr', 60_000), writer.increment('ctr', 60_000), writer.increment('ctr', 60_000)];
+    // a delete queued after an update undoes it, an update after a delete starts from nothing
+    const removed = [writer.set('d', 5), writer.delete('d'), writer.update<number>('d', (current) => (current ?? 100) + 1)];
+
+    expect(await reader.keys('many:')).toEqual([]);
+    await Promise.all([...sets, ...sequence, base]);
+    expect(await Promise.all([plusOne, timesTen])).toEqual([2, 20]);
+    expect(await Promise.all(claims)).toEqual([true, false]);
+    expect((await Promise.all(counts)).map((c) => c.count)).toEqual([1, 2, 3]);
+    expect((await Promise.all(removed))[2]).toBe(101);
+
+    expect(await reader.keys('many:')).toEqual(Array.from({ length: 50 }, (_, i) => `many:${String(i).padStart(2, '0')}`));
+    expect(await Promise.all(Array.from({ length: 50 }, (_, i) => reader.get(`many:${String(i).padStart(2, '0')}`)))).toEqual(
+      Array.from({ length: 50 }, (_, i) => i),
+    );
+    expect(await reader.get('seq')).toBe('last');
+    expect(await reader.get('u')).toBe(20);
+    expect(await reader.get('c')).toBe('first');
+    expect(await reader.get('ctr')).toMatchObject({ count: 3 });
+    expect(await reader.get('d')).toBe(101);
+  });
+
+  it('an update whose function throws fails alone: the writes before and after it in the same turn are committed', async () => {
+    const { writer, reader } = pair();
+    await writer.set('b', 'untouched');
+    const before = writer.set('a', 1);
+    const failing = writer.update<string>('b', () => {
+      throw new Error('refused');
+    });
+    const after = [writer.set('c', 3), writer.update<number>('a', (current) => (current ?? 0) + 1)];
+    const outcomes = await Promise.allSettled([before, failing, ...after]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toEqual(new Error('refused'));
+    expect(await reader.get('a')).toBe(2);
+    expect(await reader.get('b')).toBe('untouched');
+    expect(await reader.get('c')).toBe(3);
+
+    // a value that cannot be kept, returned by an update mid-batch, fails alone too
+    const around = [writer.set('x', 1), writer.update<unknown>('b', () => () => 1), writer.set('y', 2)];
+    const more = await Promise.allSettled(around);
+    expect(more.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((more[1] as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    expect([await reader.get('x'), await reader.get('b'), await reader.get('y')]).toEqual([1, 'untouched', 2]);
+  });
+
+  it('reads its own writes: a get of a key with a write waiting commits the turn first, keys() too', async () => {
+    const { writer, reader } = pair();
+    const written = writer.set('k', 'v');
+    const other = writer.set('other', 'o');
+    expect(await writer.get('k')).toBe('v');
+    // the get committed the whole queue (the turn has not ended: another connection reads it already)
+    expect(await reader.get('k')).toBe('v');
+    expect(await reader.get('other')).toBe('o');
+    await Promise.all([written, other]);
+
+    const deleted = writer.delete('k');
+    expect(await writer.get('k')).toBeUndefined();
+    await deleted;
+
+    const queued = [writer.set('p:b', 1), writer.set('p:a', 1), writer.delete('other')];
+    expect(await writer.keys('p:')).toEqual(['p:a', 'p:b']);
+    expect(await reader.keys('')).toEqual(['p:a', 'p:b']);
+    await Promise.all(queued);
+
+    // an update queued after a set reads it, and a get then sees the update
+    const base = writer.set('n', 1);
+    const bumped = writer.update<number>('n', (current) => (current ?? 0) + 1);
+    expect(await writer.get('n')).toBe(2);
+    expect(await Promise.all([base, bumped])).toEqual([undefined, 2]);
+  });
+
+  it('close() commits the writes still waiting', async () => {
+    const { path, writer } = pair();
+    const writes = [
+      writer.set('s', { kept: true }),
+      writer.update<number>('u', () => 7),
+      writer.setIfAbsent('claim', 1, 60_000),
+      writer.increment('ctr', 60_000),
+    ];
+    await writer.close();
+    expect(await Promise.all(writes)).toEqual([undefined, 7, true, expect.objectContaining({ count: 1 })]);
+    const reopened = new SqliteStore(path);
+    opened.push(reopened);
+    expect(await reopened.get('s')).toEqual({ kept: true });
+    expect(await reopened.get('u')).toBe(7);
+    expect(await reopened.get('claim')).toBe(1);
+    expect(await reopened.get('ctr')).toMatchObject({ count: 1 });
+  });
+
+  it('every kind of write after close() rejects, and nothing reaches the file', async () => {
+    const { path, writer } = pair();
+    await writer.close();
+    await expect(writer.set('k', 1)).rejects.toThrow(/closed/);
+    await expect(writer.update('k', () => 1)).rejects.toThrow(/closed/);
+    await expect(writer.delete('k')).rejects.toThrow(/closed/);
+    await expect(writer.setIfAbsent('k', 1, 1_000)).rejects.toThrow(/closed/);
+    await expect(writer.increment('k', 1_000)).rejects.toThrow(/closed/);
+    const reopened = new SqliteStore(path);
+    opened.push(reopened);
+    expect(await reopened.keys('')).toEqual([]);
+  });
+});
