@@ -1,11 +1,13 @@
-// One JSON-RPC request answered as an object, for the entries of a batch and for notifications (the HTTP front
-// sends a lone request to the SDK's express handler instead, which may stream). It does what that handler does up
-// to the answer: the caller, the A2A version (v0.3 through the SDK's compatibility layer without the A2A-Version
-// header), the requested extensions, then the SDK's transport handler of that version.
+// One JSON-RPC request answered as an object: a lone request of a method that does not stream, the entries of a
+// batch, notifications (the HTTP front sends a streaming method to the SDK's express handler instead). It does what
+// that handler does up to the answer, without its router and body parser (the front has read the body): the caller,
+// the A2A version (v0.3 through the SDK's compatibility layer without the A2A-Version header), the requested
+// extensions, the SDK's transport handler of that version, and for a lone request the header naming the extensions
+// the answer activated.
 import { Extensions } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { type A2ARequestHandler, defaultServerCallContextBuilder, JsonRpcTransportHandler, type User, validateVersion } from '@a2a-js/sdk/server';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 
 /** One JSON-RPC request, already checked as one by the front. */
 export interface RpcRequest {
@@ -29,10 +31,10 @@ const INVALID_REQUEST = -32600;
 export function jsonRpcCall(
   requestHandler: A2ARequestHandler,
   userBuilder: (req: Request) => Promise<User>,
-): (request: RpcRequest, req: Request) => Promise<RpcAnswer> {
+): (request: RpcRequest, req: Request, res?: Response) => Promise<RpcAnswer> {
   const v1 = new JsonRpcTransportHandler(requestHandler);
   const v03 = new LegacyJsonRpcTransportHandler(requestHandler);
-  return async (request, req) => {
+  return async (request, req, res) => {
     const id = request.id ?? null;
     const version = req.header('A2A-Version') || undefined;
     const legacy = (version ?? LEGACY_VERSION) === LEGACY_VERSION;
@@ -46,6 +48,7 @@ export function jsonRpcCall(
       });
       validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), 'JSONRPC');
       const answer = await (legacy ? v03 : v1).handle(request as unknown as Record<string, unknown>, context);
+      if (res && context.activatedExtensions) res.setHeader(legacy ? 'X-A2A-Extensions' : 'A2A-Extensions', Array.from(context.activatedExtensions));
       if (Symbol.asyncIterator in answer) {
         // the front never sends a streaming method here; should one come, its stream is closed unread
         await answer.return(undefined);

@@ -11,8 +11,8 @@
 //   a body the server will not read               a JSON-RPC error object (-32600, id null) under the HTTP status that
 //                                                 says why: 413 over the size limit, 415 a charset other than UTF-8
 //                                                 or an unknown Content-Encoding
-// Every other answer (also an error object) is HTTP 200. A lone request with an id goes to the handler as is, which
-// may answer with a stream; batch entries and notifications go to `call`, which answers with one object.
+// Every other answer (also an error object) is HTTP 200. A lone request with an id of a streaming method goes to the
+// handler as is, which answers with a stream; every other request goes to `call`, which answers with one object.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JSON_RPC_ERRORS, type JsonRpcAnswer, type JsonRpcRequest, jsonRpcError, jsonRpcIdOf, parseJsonRpcRequest } from './schemas/json-rpc.js';
 
@@ -33,10 +33,10 @@ export interface JsonRpcFrontOptions {
   limit: string | number;
   /** The methods of this HTTP request; undefined: not checked here (the handler answers, e.g. an unsupported version). */
   methodsOf(req: Request): JsonRpcMethods | undefined;
-  /** A lone request with an id (req.body holds it): the handler answers the HTTP request itself, and may stream. */
+  /** A lone request with an id of a streaming method (req.body holds it): the handler answers with the stream. */
   single: RequestHandler;
-  /** One request of a batch, or a notification: its answer. */
-  call(request: JsonRpcRequest, req: Request): Promise<JsonRpcAnswer>;
+  /** One request that does not stream, or a notification: its answer; `res` for a lone request (for its headers). */
+  call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer>;
   /** Largest number of requests in one batch. */
   maxBatch?: number;
 }
@@ -80,9 +80,9 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
   const readText = express.text({ type: () => true, limit: options.limit, defaultCharset: 'utf-8' });
 
   /** A call whose failure is an answer too: -32603, never an HTTP error in the middle of a batch. */
-  async function call(request: JsonRpcRequest, req: Request): Promise<JsonRpcAnswer> {
+  async function call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer> {
     try {
-      return await options.call(request, req);
+      return await options.call(request, req, res);
     } catch {
       return jsonRpcError(request.id ?? null, JSON_RPC_ERRORS.internalError, 'Internal error');
     }
@@ -107,8 +107,9 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
       return undefined;
     }
     if (!inBatch) {
-      // the request exactly as the caller sent it
+      // the request exactly as the caller sent it (unknown members included; the metrics read its method there)
       http.req.body = value;
+      if (!streaming) return call(value as JsonRpcRequest, http.req, http.res);
       options.single(http.req, http.res, http.next);
       return HANDLED;
     }

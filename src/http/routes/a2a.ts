@@ -1,8 +1,8 @@
 // The A2A agent's endpoints as entries of the route table. The handlers are the A2A agent's (src/a2a/agent.ts),
 // handed over by the composition root. JSON-RPC requests pass the JSON-RPC front first (json-rpc-front.ts: parse
 // errors, invalid requests, unknown methods, notifications and batches, as the specification answers them), which
-// hands a lone request to the SDK's handler and batch entries and notifications to the agent's `call`.
-import type { Request, RequestHandler } from 'express';
+// hands a request of a streaming method to the SDK's handler and every other request to the agent's `call`.
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
@@ -15,8 +15,11 @@ export interface A2aHttpHandlers {
   card: RequestHandler;
   /** POST: one JSON-RPC 2.0 request in req.body, answered over HTTP (a stream for the streaming methods). */
   rpc: RequestHandler;
-  /** One JSON-RPC request of a batch, or a notification, in the HTTP request's context: its answer, never a stream. */
-  call(request: JsonRpcRequest, req: Request): Promise<JsonRpcAnswer>;
+  /**
+   * One JSON-RPC request of a method that does not stream (alone, in a batch, or a notification), in the HTTP
+   * request's context: its answer. Given the response (a lone request), it may set headers on it.
+   */
+  call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer>;
 }
 
 const TAGS = ['A2A'];
