@@ -64,8 +64,20 @@ const idsOf = (index: StoredIndex | undefined): string[] =>
 /** The index with `id` first (moved there if it was already in), at most `limit` ids. */
 const withFirst =
   (id: string, limit: number) =>
-  (index: StoredIndex | undefined): string =>
-    JSON.stringify([id, ...idsOf(index).filter((other) => other !== id)].slice(0, limit));
+  (index: StoredIndex | undefined): string => {
+    const text = index === undefined ? '[]' : typeof index === 'string' ? index : JSON.stringify(index);
+    const quoted = JSON.stringify(id);
+    if (text.includes(quoted) || /[",\\]/.test(id)) return JSON.stringify([id, ...idsOf(index).filter((other) => other !== id)].slice(0, limit));
+    // a new id (every save of a new task): put in front and cut after `limit` ids as text, without parsing the
+    // index (ids hold no comma, quote or backslash, so each comma ends one)
+    const added = text === '[]' ? `[${quoted}]` : `[${quoted},${text.slice(1)}`;
+    let cut = -1;
+    for (let count = 0; count < limit; count++) {
+      cut = added.indexOf(',', cut + 1);
+      if (cut < 0) return added;
+    }
+    return `${added.slice(0, cut)}]`;
+  };
 
 const taskKey = (id: string) => `a2a:task:${id}`;
 const taskTopic = (id: string) => `a2a-task:${id}`;

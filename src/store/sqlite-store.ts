@@ -20,10 +20,37 @@ const LIMITER_TABLE = 'rate_limits';
 
 /** A write waiting for the end of the event-loop turn. */
 interface QueuedWrite {
-  /** Runs it inside the turn's transaction; what it returns is what the write resolves to. */
-  run(): unknown;
+  /** Runs it on the turn's rows; what it returns is what the write resolves to. */
+  run(rows: TurnRows): unknown;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+}
+
+/**
+ * The rows as the writes of a turn leave them, inside the turn's transaction: a key's row is read from the table
+ * once, then each write of the turn sees what the ones before it left, and each key touched is written once at the
+ * end (a counter or an index changed by many requests of the turn costs one row write, not one each).
+ */
+class TurnRows {
+  readonly #staged = new Map<string, Row | undefined>();
+
+  constructor(private readonly select: (key: string, now: number) => Row | undefined) {}
+
+  /** The live row of `key` at `now`, as the turn has left it so far. */
+  get(key: string, now: number): Row | undefined {
+    if (!this.#staged.has(key)) return this.select(key, now);
+    const row = this.#staged.get(key);
+    return row && (row.expires_at === null || row.expires_at > now) ? row : undefined;
+  }
+
+  /** `row` for `key` (undefined: deleted), written when the turn commits. */
+  put(key: string, row: Row | undefined): void {
+    this.#staged.set(key, row);
+  }
+
+  get staged(): ReadonlyMap<string, Row | undefined> {
+    return this.#staged;
+  }
 }
 
 /**
@@ -31,11 +58,12 @@ interface QueuedWrite {
  * better-sqlite3 is synchronous; the async signatures are the port's, for adapters that need the network.
  *
  * Group commit: the writes made during one turn of the event loop are committed together, in the order they were
- * made, in one transaction at the end of the turn, and each write's promise settles once that transaction has
- * committed. A commit costs far more than a row (the write-ahead log's frames, the lock), and under load a turn
- * holds the writes of many requests. Each write runs in a savepoint of its own, so one that fails (an update whose
- * function throws) changes nothing and fails alone. A read of a key with a write waiting commits the turn's writes
- * first, so this process always reads what it wrote; other processes see a write once it has committed, as before.
+ * made, in one transaction at the end of the turn (IMMEDIATE: the write lock is taken before anything is read), and
+ * each write's promise settles once that transaction has committed. A commit costs far more than a row (the
+ * write-ahead log's frames, the lock), and under load a turn holds the writes of many requests; a key written
+ * several times in the turn is written once (TurnRows). A write that fails (an update whose function throws)
+ * changes nothing and fails alone. A read of a key with a write waiting commits the turn's writes first, so this
+ * process always reads what it wrote; other processes see a write once it has committed, as before.
  */
 export class SqliteStore implements KeyValueStore {
   readonly #db: Database.Database;
@@ -45,15 +73,13 @@ export class SqliteStore implements KeyValueStore {
   readonly #upsert: Database.Statement<[string, string, number | null]>;
   readonly #remove: Database.Statement<[string]>;
   readonly #purge: Database.Statement<[number]>;
-  readonly #claim: Database.Statement<[string, string, number | null, number]>;
   readonly #keysInRange: Database.Statement<[string, string, number], { key: string }>;
   /** The writes of this turn, committed together at its end. */
   #queue: QueuedWrite[] = [];
   readonly #queuedKeys = new Set<string>();
   #commitScheduled = false;
-  /** Runs the queued writes in one IMMEDIATE transaction (the write lock taken first), each in a savepoint. */
+  /** Runs the queued writes on the turn's rows, then writes the rows they changed, in one transaction. */
   readonly #commitQueue: Database.Transaction<(writes: QueuedWrite[]) => { ok: boolean; value: unknown }[]>;
-  readonly #savepoint: Database.Transaction<(write: QueuedWrite) => unknown>;
   /** Resolves once the library has created its table (at the first limiter). */
   #limiterTableReady: Promise<void> | undefined;
   #limiterTableCreated = false;
@@ -87,25 +113,23 @@ export class SqliteStore implements KeyValueStore {
     );
     this.#remove = this.#db.prepare('DELETE FROM kv WHERE key = ?');
     this.#purge = this.#db.prepare('DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?');
-    // One statement is one atomic write: inserts, or takes over an expired entry, or changes nothing. No
-    // explicit transaction, so a claim (every signed request's replay guard) costs a single write.
-    this.#claim = this.#db.prepare(
-      'INSERT INTO kv (key, value, expires_at) VALUES (?, ?, ?) ' +
-        'ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at ' +
-        'WHERE kv.expires_at IS NOT NULL AND kv.expires_at <= ?',
-    );
     // a range of the primary key: the keys from the prefix up to (not including) the prefix's successor
     this.#keysInRange = this.#db.prepare('SELECT key FROM kv WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY key');
-    this.#savepoint = this.#db.transaction((write) => write.run());
-    this.#commitQueue = this.#db.transaction((writes) =>
-      writes.map((write) => {
+    this.#commitQueue = this.#db.transaction((writes) => {
+      const rows = new TurnRows((key, now) => this.#select.get(key, now));
+      const outcomes = writes.map((write) => {
         try {
-          return { ok: true, value: this.#savepoint(write) };
+          return { ok: true, value: write.run(rows) };
         } catch (error) {
           return { ok: false, value: error };
         }
-      }),
-    );
+      });
+      for (const [key, row] of rows.staged) {
+        if (row === undefined) this.#remove.run(key);
+        else this.#upsert.run(key, row.value, row.expires_at);
+      }
+      return outcomes;
+    });
 
     this.#purgeExpired();
     this.#purgeTimer = setInterval(() => this.#purgeExpired(), PURGE_INTERVAL_MS);
@@ -121,10 +145,9 @@ export class SqliteStore implements KeyValueStore {
   set<T>(key: string, value: T, ttlMs?: number): Promise<void> {
     if (value === undefined) return this.delete(key);
     try {
-      const text = encodeValue(value);
-      const expiresAt = expiryFor(this.#clock(), ttlMs);
-      return this.#queueWrite(key, () => {
-        this.#upsert.run(key, text, expiresAt);
+      const row = { value: encodeValue(value), expires_at: expiryFor(this.#clock(), ttlMs) };
+      return this.#queueWrite(key, (rows) => {
+        rows.put(key, row);
       });
     } catch (error) {
       return Promise.reject(error);
@@ -133,31 +156,35 @@ export class SqliteStore implements KeyValueStore {
 
   update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined> {
     const now = this.#clock();
-    return this.#queueWrite(key, () => {
-      const current = this.#select.get(key, now);
+    return this.#queueWrite(key, (rows) => {
+      const current = rows.get(key, now);
       const next = fn(current ? decodeValue<T>(current.value) : undefined);
       if (next === undefined) {
-        this.#remove.run(key);
+        rows.put(key, undefined);
         return undefined;
       }
       const text = encodeValue(next);
-      this.#upsert.run(key, text, ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs));
+      rows.put(key, { value: text, expires_at: ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs) });
       return decodeValue<T>(text);
     });
   }
 
   delete(key: string): Promise<void> {
-    return this.#queueWrite(key, () => {
-      this.#remove.run(key);
+    return this.#queueWrite(key, (rows) => {
+      rows.put(key, undefined);
     });
   }
 
+  /** A claim: taken when no live row has the key (an expired one is taken over). */
   setIfAbsent<T>(key: string, value: T, ttlMs: number): Promise<boolean> {
     const now = this.#clock();
     try {
-      const text = encodeValue(value);
-      const expiresAt = expiryFor(now, ttlMs);
-      return this.#queueWrite(key, () => this.#claim.run(key, text, expiresAt, now).changes === 1);
+      const row = { value: encodeValue(value), expires_at: expiryFor(now, ttlMs) };
+      return this.#queueWrite(key, (rows) => {
+        if (rows.get(key, now)) return false;
+        rows.put(key, row);
+        return true;
+      });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -165,10 +192,10 @@ export class SqliteStore implements KeyValueStore {
 
   increment(key: string, windowMs: number): Promise<WindowCounter> {
     const now = this.#clock();
-    return this.#queueWrite(key, () => {
-      const current = this.#select.get(key, now);
+    return this.#queueWrite(key, (rows) => {
+      const current = rows.get(key, now);
       const counter = nextCounter(current ? decodeValue<WindowCounter>(current.value) : undefined, now, windowMs);
-      this.#upsert.run(key, encodeValue(counter), counter.resetAt);
+      rows.put(key, { value: encodeValue(counter), expires_at: counter.resetAt });
       return counter;
     });
   }
@@ -196,7 +223,7 @@ export class SqliteStore implements KeyValueStore {
   }
 
   /** Queues a write for the end of this turn; it settles once committed. */
-  #queueWrite<R>(key: string, run: () => R): Promise<R> {
+  #queueWrite<R>(key: string, run: (rows: TurnRows) => R): Promise<R> {
     if (!this.#db.open) return Promise.reject(new Error('The store is closed'));
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
