@@ -13,31 +13,47 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
+/** pino's asynchronous file destination (sonic-boom). */
+type FileDestination = ReturnType<typeof pino.destination>;
+
+/** The destinations whose last lines are written when the process exits (one exit listener for all of them). */
+const open = new Set<TurnBatchedDestination>();
+let exitListener = false;
+
 /**
  * The lines logged during one turn of the event loop, handed to `sink` as one string when the turn ends: under load a
  * turn answers many requests, and one write of their lines costs far less than a write each (pino's asynchronous
  * destination measures the length of what it holds on every write). Nothing waits longer than the turn it was
  * logged in, and lines keep their order.
  */
-/** pino's asynchronous file destination (sonic-boom). */
-type FileDestination = ReturnType<typeof pino.destination>;
-
 export class TurnBatchedDestination implements DestinationStream {
   readonly #sink: FileDestination;
   readonly #pending: string[] = [];
   #scheduled = false;
+  /** Lines handed to the sink that it has not finished writing (it says so with 'drain'). */
+  #writing = false;
+  readonly #drained: ((error?: Error) => void)[] = [];
 
   constructor(sink: FileDestination) {
     this.#sink = sink;
-    // pino writes out its destination's queue when the process exits; the lines of the last turn go first
-    process.once('exit', () => {
-      this.#handOver();
-      try {
-        sink.flushSync();
-      } catch {
-        // closed or never opened: nothing more can be written
-      }
+    const settle = (error?: Error) => {
+      this.#writing = false;
+      for (const done of this.#drained.splice(0)) done(error);
+    };
+    sink.on('drain', () => settle());
+    sink.on('error', (error: Error) => settle(error));
+    sink.on('close', () => {
+      open.delete(this);
+      settle();
     });
+    open.add(this);
+    if (!exitListener) {
+      exitListener = true;
+      // pino writes out its destination's queue when the process exits; the lines of the last turn go first
+      process.once('exit', () => {
+        for (const destination of open) destination.#writeNow();
+      });
+    }
   }
 
   write(line: string): void {
@@ -47,10 +63,11 @@ export class TurnBatchedDestination implements DestinationStream {
     setImmediate(this.#handOver);
   }
 
-  /** Hands what is pending to the sink, then calls back once the sink has written it (pino's logger.flush). */
-  flush(done?: (error?: Error) => void): void {
+  /** Hands what is pending to the sink, then calls back once the sink has written all it holds (logger.flush). */
+  flush(done: (error?: Error) => void = () => undefined): void {
     this.#handOver();
-    this.#sink.flush(done);
+    if (this.#writing) this.#drained.push(done);
+    else done();
   }
 
   #handOver = (): void => {
@@ -58,8 +75,19 @@ export class TurnBatchedDestination implements DestinationStream {
     if (this.#pending.length === 0) return;
     const lines = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join('');
     this.#pending.length = 0;
+    this.#writing = true;
     this.#sink.write(lines);
   };
+
+  /** At exit: what is pending, then all the sink holds, written synchronously. */
+  #writeNow(): void {
+    this.#handOver();
+    try {
+      this.#sink.flushSync();
+    } catch {
+      // closed or never opened: nothing more can be written
+    }
+  }
 }
 
 /**

@@ -68,21 +68,28 @@ function paramsOf(route: Compiled, path: string): Record<string, string> | undef
   return params;
 }
 
-/** Calls a handler as express does: a throw or a rejected promise becomes next(error). */
+/** A returned promise, or any thenable, as express's router recognizes one. */
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+
+/** Calls a handler as express does: a throw or a rejection becomes next(error) (a falsy reason, 'Rejected promise'). */
 function invoke(handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
   try {
     const returned: unknown = handler(req, res, next);
-    if (returned instanceof Promise) returned.then(undefined, (error: unknown) => next(error ?? new Error('Rejected promise')));
+    if (isThenable(returned)) returned.then(undefined, (error: unknown) => next(error || new Error('Rejected promise')));
   } catch (error) {
     next(error);
   }
 }
 
-/** Runs `chain`; `exit` gets what ends it: nothing (fell through), 'route', 'router' or an error. */
+/**
+ * Runs `chain`; `exit` gets what ends it: nothing (fell through), 'route', 'router' or an error. As for express, a
+ * falsy argument to next (null, false) is no error: the chain goes on.
+ */
 function run(chain: readonly RequestHandler[], req: Request, res: Response, exit: (outcome?: unknown) => void): void {
   let index = 0;
   const next: NextFunction = (outcome?: unknown) => {
-    if (outcome !== undefined) {
+    if (outcome) {
       exit(outcome);
       return;
     }
@@ -138,13 +145,13 @@ export function dispatcher(routes: readonly DispatchedRoute[]): RoutingHandler {
         done();
         return;
       }
-      if (outcome !== undefined && outcome !== 'route') {
+      if (outcome && outcome !== 'route') {
         done(outcome);
         return;
       }
       while (index < candidates.length) {
         const route = candidates[index++] as Compiled;
-        if (!handles(route, method)) continue;
+        // the path first, as express's router: a malformed escape is a 400 whatever the route's method
         let params: Record<string, string> | undefined;
         try {
           params = paramsOf(route, path);
@@ -152,7 +159,7 @@ export function dispatcher(routes: readonly DispatchedRoute[]): RoutingHandler {
           done(error);
           return;
         }
-        if (params === undefined) continue;
+        if (params === undefined || !handles(route, method)) continue;
         req.params = params;
         route.prepare?.(res);
         run(route.chain, req, res, nextRoute);

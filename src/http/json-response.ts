@@ -14,13 +14,16 @@ export const weakEtag = (body: string): string => `W/"${Buffer.byteLength(body).
 
 /**
  * Installs the fast res.json on `app`'s response prototype. Call it once the app's `etag` setting is final: with
- * express's ETags off, the fast path sends none either. The app must not set express's `json replacer`, `json spaces`
- * or `json escape` (this service sets none), which the fast path does not apply.
+ * express's weak ETags (the default) the fast path sends the same, with ETags off none; with strong ETags or an ETag
+ * function of the app's own every answer goes through express. The app must not set express's `json replacer`,
+ * `json spaces` or `json escape` (this service sets none), which the fast path does not apply.
  */
 export function fastJson(app: Express): void {
   const response = app.response as Response;
   const expressJson = response.json;
-  const etags = typeof app.get('etag fn') === 'function';
+  const setting: unknown = app.get('etag');
+  if (setting !== true && setting !== 'weak' && setting !== false) return;
+  const etags = setting !== false;
   response.json = function json(this: Response, value: unknown) {
     const { req, statusCode } = this;
     const body: unknown = JSON.stringify(value);
