@@ -1,6 +1,7 @@
 // What the query benchmark and the query profile share: the real app (createApp with the real services, the A2A
 // agent included) over a local chain with one registered agent, listening on loopback, plus a trivial route behind
-// the app's whole middleware stack and a bare Express app serving the same route (the reference).
+// the app's whole middleware stack and a bare Express app serving the same route (the reference). An app in this
+// process runs the sources (the profile reads their names); an isolated one runs the build, as `npm start` does.
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +25,8 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import { type LocalSystem, registerLinkedAgent, startLocalSystem } from './local-system.js';
 
 export const CHAIN_ID = 11142220;
+/** How often the service polls its embedded local chains (src/chain/embedded.ts), as `npm start` does. */
+const EMBEDDED_POLLING_MS = 50;
 export const REFERENCE_PATH = '/ref';
 const REFERENCE_BODY = { ok: true, service: 'reference' };
 
@@ -84,11 +87,72 @@ export interface QueryApps {
   stop(): Promise<void>;
 }
 
+/** The service's code an instance is made of: the sources (in this process, through tsx), or the build in dist/. */
+interface ServiceCode {
+  createApp: typeof createApp;
+  createServices: typeof createServices;
+  createA2aAgent: typeof createA2aAgent;
+  Metrics: typeof Metrics;
+  SqliteStore: typeof SqliteStore;
+  createLogger: typeof createLogger;
+  logDestination: typeof logDestination;
+  ChainGateway: typeof ChainGateway;
+  createNetworkGateway: typeof createNetworkGateway;
+}
+
+const SOURCES: ServiceCode = {
+  createApp,
+  createServices,
+  createA2aAgent,
+  Metrics,
+  SqliteStore,
+  createLogger,
+  logDestination,
+  ChainGateway,
+  createNetworkGateway,
+};
+
+/**
+ * The compiled service (`npm run build`, as `npm start` runs it): what an isolated process serves, so that the
+ * figures are those of the JavaScript that runs in production, not of tsx's transform of the sources (which names
+ * every closure as it is made, per request).
+ */
+async function builtCode(): Promise<ServiceCode> {
+  const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+  const [app, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
+    import(dist('http/app.js')) as Promise<typeof import('../src/http/app.js')>,
+    import(dist('services/index.js')) as Promise<typeof import('../src/services/index.js')>,
+    import(dist('a2a/agent.js')) as Promise<typeof import('../src/a2a/agent.js')>,
+    import(dist('metrics.js')) as Promise<typeof import('../src/metrics.js')>,
+    import(dist('store/sqlite-store.js')) as Promise<typeof import('../src/store/sqlite-store.js')>,
+    import(dist('logger.js')) as Promise<typeof import('../src/logger.js')>,
+    import(dist('chain/gateway.js')) as Promise<typeof import('../src/chain/gateway.js')>,
+  ]);
+  return {
+    createApp: app.createApp,
+    createServices: services.createServices,
+    createA2aAgent: agent.createA2aAgent,
+    Metrics: metrics.Metrics,
+    SqliteStore: sqlite.SqliteStore,
+    createLogger: logger.createLogger,
+    logDestination: logger.logDestination,
+    ChainGateway: gateway.ChainGateway,
+    createNetworkGateway: gateway.createNetworkGateway,
+  };
+}
+
 /** The service's own logger (src/logger.ts), writing nowhere. */
-const benchLogger = (level: string): Logger => createLogger(level, logDestination('/dev/null'));
+const benchLogger = (code: ServiceCode, level: string): Logger => code.createLogger(level, code.logDestination('/dev/null'));
 
 /** The real app with the real services and the A2A agent, over `chains`, listening on loopback. */
-async function startInstance(gateway: LocalSystem['gateway'], logger: Logger, { cached, tuning = {} }: InstanceOptions, dataRoot: string) {
+async function startInstance(
+  code: ServiceCode,
+  gateway: LocalSystem['gateway'],
+  logger: Logger,
+  { cached, tuning = {} }: InstanceOptions,
+  dataRoot: string,
+) {
+  const { createApp, createServices, createA2aAgent, Metrics, SqliteStore } = code;
   const metrics = new Metrics();
   const chains = gateway(() => metrics.rpcRequest('testnet'));
   // the store the service keeps by default (sqlite, in a directory of its own that goes with the process)
@@ -132,9 +196,9 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
   const dataRoot = mkdtempSync(join(tmpdir(), 'bench-queries-'));
   const children: ChildProcess[] = [];
   const { agentId } = await registerLinkedAgent(system);
-  const logger = benchLogger(logLevel);
+  const logger = benchLogger(SOURCES, logLevel);
   const instance = async (options: InstanceOptions): Promise<Instance> => {
-    const started = await startInstance(system.gateway, logger, options, dataRoot);
+    const started = await startInstance(SOURCES, system.gateway, logger, options, dataRoot);
     servers.push(started.server);
     queryServices.push(started.queries);
     stores.push(started.store);
@@ -148,10 +212,18 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
     };
     const child = fork(ISOLATED, [JSON.stringify({ access, logLevel, options, dataRoot })], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
     children.push(child);
-    // one question at a time: the next message is the answer
+    // one question at a time, in turn (targets sharing the process ask together): the next message is the answer
+    let asked: Promise<unknown> = Promise.resolve();
     const ask = <T>(question: string): Promise<T> => {
-      child.send(question);
-      return new Promise((resolve) => child.once('message', (answer) => resolve(answer as T)));
+      const answer = asked.then(
+        () =>
+          new Promise<T>((resolve) => {
+            child.once('message', (message) => resolve(message as T));
+            child.send(question);
+          }),
+      );
+      asked = answer;
+      return answer;
     };
     const base = await new Promise<string>((resolve, reject) => {
       child.once('message', (message) => resolve(message as string));
@@ -184,16 +256,17 @@ if (process.argv[1] === ISOLATED && process.send) {
     options: InstanceOptions | 'bare';
     dataRoot: string;
   };
+  const code = await builtCode();
   const gateway: LocalSystem['gateway'] = (onRequest) => {
-    const network = createNetworkGateway('testnet', {
-      clientOptions: { rpcUrl: access.rpcUrl, pollingIntervalMs: 20, ...(onRequest ? { onRequest } : {}) },
+    const network = code.createNetworkGateway('testnet', {
+      clientOptions: { rpcUrl: access.rpcUrl, pollingIntervalMs: EMBEDDED_POLLING_MS, ...(onRequest ? { onRequest } : {}) },
       contracts: access.contracts,
       registryDeployBlock: BigInt(access.registryDeployBlock),
       embedded: true,
     });
-    return new ChainGateway({ mainnet: network, testnet: network });
+    return new code.ChainGateway({ mainnet: network, testnet: network });
   };
-  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(gateway, benchLogger(logLevel), options, dataRoot);
+  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(code, gateway, benchLogger(code, logLevel), options, dataRoot);
   process.on('message', (question) => {
     if (question !== 'cpu') return;
     const { user, system } = process.cpuUsage();

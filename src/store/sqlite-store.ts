@@ -9,6 +9,8 @@ import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type
 interface Row {
   value: string;
   expires_at: number | null;
+  /** The value itself when it is a string (a staged row only): strings are immutable, so it is handed out as is. */
+  text?: string;
 }
 
 /** How often expired rows are deleted; reads already ignore them, this only bounds the file's size. */
@@ -158,13 +160,19 @@ export class SqliteStore implements KeyValueStore {
     const now = this.#clock();
     return this.#queueWrite(key, (rows) => {
       const current = rows.get(key, now);
-      const next = fn(current ? decodeValue<T>(current.value) : undefined);
+      const next = fn(current ? ((current.text as T | undefined) ?? decodeValue<T>(current.value)) : undefined);
       if (next === undefined) {
         rows.put(key, undefined);
         return undefined;
       }
       const text = encodeValue(next);
-      rows.put(key, { value: text, expires_at: ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs) });
+      const expiresAt = ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs);
+      // a string (an index kept as text) is its own copy: not decoded again, here or by the next update of the turn
+      if (typeof next === 'string') {
+        rows.put(key, { value: text, expires_at: expiresAt, text: next });
+        return next;
+      }
+      rows.put(key, { value: text, expires_at: expiresAt });
       return decodeValue<T>(text);
     });
   }
