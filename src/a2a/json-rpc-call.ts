@@ -56,7 +56,9 @@ export function jsonRpcCall(
       }
       return answer as RpcAnswer;
     } catch (error) {
-      // what the transport does not answer itself (an unsupported version), mapped as the SDK's express handler maps it
+      // what the transport does not answer itself (an unsupported version), reported and mapped as the SDK's express
+      // handler reports and maps it for a lone request (its console output goes to the log: a caller's mistake at warn)
+      if (res) console.error('Unhandled error in JSON-RPC POST handler:', error);
       const mapped = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error);
       return { jsonrpc: '2.0', id, error: mapped as RpcAnswer['error'] };
     }

@@ -19,7 +19,7 @@ import { RegistryRequestHandler } from '../../src/a2a/request-handler.js';
 import { KeyValueTaskStore } from '../../src/a2a/task-store.js';
 import { SealedValues } from '../../src/store/sealed-values.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { answerOf, dataPart, legacyDataOf, textPart, userMessage } from '../support/a2a.js';
+import { answerOf, dataPart, legacyDataOf, legacySend, textPart, userMessage } from '../support/a2a.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
@@ -195,19 +195,7 @@ describe('A2A messages answered at once', () => {
   it('over HTTP, v0.3 message/send of a verify: a completed task, and tasks/get returns the same task', async () => {
     const sent = await request(app)
       .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: crypto.randomUUID(),
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }],
-          },
-        },
-      });
+      .send(legacySend({ intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET }));
     expect(sent.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
     expect(legacyDataOf(sent.body.result)).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });
     expect(sent.body.result.id).toMatch(UUID_V7);

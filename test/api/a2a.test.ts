@@ -19,6 +19,7 @@ import {
   dataOf,
   dataPart,
   legacyDataOf,
+  legacySend,
   openRegisterTask,
   rpc,
   sendRegister,
@@ -140,19 +141,7 @@ describe('A2A endpoint', () => {
   it('a raw v0.3 message/send (no A2A-Version header) with a data part', async () => {
     const res = await request(app)
       .post('/api/a2a')
-      .send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: 'm-1',
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET } }],
-          },
-        },
-      });
+      .send(legacySend({ intent: 'verify', agentId: Number(agent.agentId), chainId: TESTNET }, 'm-1'));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { kind: 'task', status: { state: 'completed' } } });
     expect(legacyDataOf(res.body.result)).toMatchObject({ isVerified: true, agentId: Number(agent.agentId), chainId: TESTNET });

@@ -16,6 +16,7 @@ import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 import { fund } from '../../src/chain/embedded.js';
 import { approve } from '../../src/identity-app/app.js';
 import { mockDocumentFor } from '../../src/identity-app/document.js';
+import { legacySend } from '../support/a2a.js';
 import { freePort, serviceCommand } from '../support/service-process.js';
 
 const TESTNET = 11142220;
@@ -430,19 +431,7 @@ describe('configured RPCs that stop answering', () => {
     const a2a = await fetch(`${run.base}/api/a2a`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: crypto.randomUUID(),
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'lookup', agentId: 1 } }],
-          },
-        },
-      }),
+      body: JSON.stringify(legacySend({ intent: 'lookup', agentId: 1 })),
     });
     // a failed task: its status message carries the REST error
     const a2aBody = (await a2a.json()) as {

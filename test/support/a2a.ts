@@ -25,6 +25,14 @@ export const userMessage = (parts: Part[]): Message => ({
   referenceTaskIds: [],
 });
 
+/** A raw v0.3 message/send (no A2A-Version header) of one data part, as an A2A client sends an intent. */
+export const legacySend = (data: object, messageId: string = crypto.randomUUID()) => ({
+  jsonrpc: '2.0' as const,
+  id: 1,
+  method: 'message/send',
+  params: { message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'data', data }] } },
+});
+
 /** The first data part's value (v1.0 shape), or {}. */
 export const dataOf = (parts: Part[] | undefined): Record<string, unknown> => {
   const part = parts?.find((p) => p.content?.$case === 'data');
