@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { format } from 'node:util';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
@@ -32,6 +33,8 @@ export class TurnBatchedDestination implements DestinationStream {
   #scheduled = false;
   /** Lines handed to the sink that it has not finished writing (it says so with 'drain'). */
   #writing = false;
+  /** The reader of the pipe has gone (EPIPE): pino then drops every line, and so does this. */
+  #broken = false;
   readonly #drained: ((error?: Error) => void)[] = [];
 
   constructor(sink: FileDestination) {
@@ -41,7 +44,10 @@ export class TurnBatchedDestination implements DestinationStream {
       for (const done of this.#drained.splice(0)) done(error);
     };
     sink.on('drain', () => settle());
-    sink.on('error', (error: Error) => settle(error));
+    sink.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') this.#broken = true;
+      settle(error);
+    });
     sink.on('close', () => {
       open.delete(this);
       settle();
@@ -72,20 +78,47 @@ export class TurnBatchedDestination implements DestinationStream {
 
   #handOver = (): void => {
     this.#scheduled = false;
-    if (this.#pending.length === 0) return;
-    const lines = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join('');
-    this.#pending.length = 0;
+    const lines = this.#take();
+    if (lines === '' || this.#broken) return;
     this.#writing = true;
     this.#sink.write(lines);
   };
 
-  /** At exit: what is pending, then all the sink holds, written synchronously. */
+  /** The pending lines as one string, no longer pending. */
+  #take(): string {
+    const lines = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join('');
+    this.#pending.length = 0;
+    return lines;
+  }
+
+  /**
+   * At exit, synchronously: what the sink holds, then the lines of this turn, written straight to its file (handed to
+   * the sink they would start an asynchronous write that the exit does not wait for).
+   */
   #writeNow(): void {
-    this.#handOver();
+    const lines = this.#take();
+    if (this.#broken) return;
     try {
       this.#sink.flushSync();
     } catch {
-      // closed or never opened: nothing more can be written
+      // not open yet, or closed: the lines below may still go
+    }
+    const fd = (this.#sink as unknown as { fd?: unknown }).fd;
+    if (lines !== '' && typeof fd === 'number' && fd >= 0) writeAllSync(fd, lines);
+  }
+}
+
+/** Writes all of `text` to `fd` before returning; a pipe that is full (EAGAIN) is waited for, 10 ms at a time, up to 2 s. */
+function writeAllSync(fd: number, text: string): void {
+  let rest = Buffer.from(text);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; rest.length > 0 && waited < 2_000; ) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(pause, 0, 0, 10);
+      waited += 10;
     }
   }
 }
@@ -102,13 +135,25 @@ export function createLogger(level: string, destination: DestinationStream = log
   return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
 }
 
-/** Writes what the logger has queued; resolves once written (or at once when nothing is queued or it cannot be). */
+/** How long shutdown waits for the log to be written; what is left then is written synchronously at exit. */
+const FLUSH_TIMEOUT_MS = 2_000;
+
+/**
+ * Writes what the logger has queued; resolves once written (or at once when nothing is queued or it cannot be, and
+ * after FLUSH_TIMEOUT_MS at most: a reader that stopped reading must not hold a shutdown).
+ */
 export function flushLogger(logger: Logger): Promise<void> {
   return new Promise((resolve) => {
+    const timer = setTimeout(resolve, FLUSH_TIMEOUT_MS);
+    timer.unref();
     try {
-      logger.flush(() => resolve());
+      logger.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
     } catch {
       // a destination that cannot flush (not yet open, or already closed): nothing more can be written
+      clearTimeout(timer);
       resolve();
     }
   });

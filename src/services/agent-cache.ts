@@ -105,11 +105,14 @@ class BlockCheckedCache<K, V> {
     return (await loading).value;
   }
 
-  /** The cached value when get() would answer it from the cache without waiting (counted as a hit), else undefined. */
-  hit(key: K): V | undefined {
+  /**
+   * The cached value when get() would answer it from the cache without waiting and `accept` takes it (then counted as
+   * a hit, and moved to the end of the eviction order), else undefined and nothing counted.
+   */
+  hit(key: K, accept: (value: V) => boolean = () => true): V | undefined {
     if (!this.hooks.follower.isLive()) return undefined;
     const cached = this.#entries.get(key);
-    if (cached === undefined) return undefined;
+    if (cached === undefined || !accept(cached)) return undefined;
     this.hooks.metrics.cacheHit(this.name);
     this.#entries.delete(key);
     this.#entries.set(key, cached);
@@ -240,9 +243,12 @@ export class AgentCache {
     return (await this.agentRecord(agentId)).view;
   }
 
-  /** The agent's record when the cache holds it (a hit), without waiting; undefined when it would be read. */
-  cachedRecord(agentId: bigint): AgentRecord | undefined {
-    return this.#agents.hit(agentId);
+  /**
+   * The agent's record when the cache holds it and `accept` takes it (counted as a hit), without waiting; undefined
+   * (nothing counted) when it would be read or is not taken.
+   */
+  cachedRecord(agentId: bigint, accept?: (record: AgentRecord) => boolean): AgentRecord | undefined {
+    return this.#agents.hit(agentId, accept);
   }
 
   /** The agent's record (its view and the answers built from it): from the cache, or one eth_call. */

@@ -30,7 +30,7 @@ import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-
 import type { Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
-import { AgentCache, type PreparedAnswer } from './agent-cache.js';
+import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache.js';
 import { type AgentCard, buildAgentCard } from './agent-card.js';
 import { HumanAgentIndex } from './human-agent-index.js';
 
@@ -363,8 +363,13 @@ export class AgentQueryService {
    * valid and serialized; else undefined (then serializedAnswer reads, builds or throws).
    */
   serializedNow(shape: AgentAnswerShape, network: NetworkName, agentId: bigint): SerializedAnswer | undefined {
-    const known = this.#networks[network].cache.cachedRecord(agentId)?.answers.get(shape);
-    return known?.wire && this.#options.clock() < known.validUntilMs ? known.wire : undefined;
+    // counted as a hit only when answered here; otherwise serializedAnswer counts its own lookup
+    const ready = (record: AgentRecord): SerializedAnswer | undefined => {
+      const known = record.answers.get(shape);
+      return known?.wire && this.#options.clock() < known.validUntilMs ? known.wire : undefined;
+    };
+    const record = this.#networks[network].cache.cachedRecord(agentId, (found) => ready(found) !== undefined);
+    return record && ready(record);
   }
 
   /** Callers share the answer object: read it, never change it. */

@@ -67,6 +67,19 @@ describe('RPC round trips', () => {
     expect(await q.cacheLookups('agent')).toEqual({ hit: before.hit + 1, miss: before.miss + 1 });
   });
 
+  it('each request of a cached agent counts one lookup, also the first of another answer of it', async () => {
+    // verify is prepared and written from the cache; card is not prepared yet: it is built from the cached record
+    const verify = `/api/agent/verify/${TESTNET}/${agent.agentId}`;
+    const card = `/api/cards/${TESTNET}/${agent.agentId}`;
+    expect((await request(q.app).get(verify)).status).toBe(200);
+    const before = await q.cacheLookups('agent');
+    expect((await request(q.app).get(card)).status).toBe(200);
+    expect(await q.cacheLookups('agent')).toEqual({ hit: before.hit + 1, miss: before.miss });
+    expect((await request(q.app).get(card)).status).toBe(200);
+    expect((await request(q.app).get(verify)).status).toBe(200);
+    expect(await q.cacheLookups('agent')).toEqual({ hit: before.hit + 3, miss: before.miss });
+  });
+
   it('info adds one round trip for the registration block the first time it is seen, then none', async () => {
     const other = await registerLinked(system);
     await q.services.queries.syncNow();

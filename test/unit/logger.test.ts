@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -170,5 +170,45 @@ describe('TurnBatchedDestination', () => {
       );
       expect(linesIn(file).map((line) => line['i'])).toEqual(range(0, 1100));
     });
+
+    it('on standard output read through a pipe, every line logged before process.exit(0) arrives', async () => {
+      // more than a pipe holds (64 KB): an asynchronous write started at exit would lose all but what the pipe took
+      const { stdout } = await child(
+        [
+          `const logger = createLogger('info', logDestination());`,
+          `for (let i = 0; i < 2000; i++) logger.info({ i, pad: 'x'.repeat(200) }, 'line');`,
+          'process.exit(0);',
+        ].join('\n'),
+      );
+      const seen = stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => (JSON.parse(line) as { i: number }).i);
+      expect(seen).toEqual(range(0, 2000));
+    });
+  });
+
+  it('flushLogger resolves when the reader of standard output has gone (EPIPE), so that a shutdown ends', async () => {
+    const body = [
+      `import { createLogger, logDestination, flushLogger } from './src/logger.ts';`,
+      `const logger = createLogger('info', logDestination());`,
+      `logger.info('first');`,
+      // the parent closes its end once it has read the first line; the next writes meet EPIPE
+      `await new Promise((resolve) => setTimeout(resolve, 300));`,
+      `logger.info('second');`,
+      `await new Promise((resolve) => setTimeout(resolve, 300));`,
+      `logger.info('third');`,
+      `await flushLogger(logger);`,
+      `process.stderr.write('flushed');`,
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(stderr).toBe('flushed');
+    expect(code).toBe(0);
   });
 });
