@@ -6,7 +6,7 @@
 // 400), GET routes answer HEAD, and `next()`, `next('route')`, `next(error)` and rejected promises mean what they
 // mean to express. What no route answers goes on to the app's next middleware (unmatched.ts, then the 404).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Route } from './route.js';
+import { type Route, type TemplatePattern, templatePattern } from './route.js';
 
 /** A route of the table as the dispatcher runs it. */
 export interface DispatchedRoute {
@@ -18,10 +18,7 @@ export interface DispatchedRoute {
   chain: readonly RequestHandler[];
 }
 
-interface Compiled extends DispatchedRoute {
-  pattern: RegExp;
-  names: string[];
-}
+type Compiled = DispatchedRoute & TemplatePattern;
 
 /** The first segment of a path or template, lowercased (paths match case-insensitively). */
 function firstSegment(path: string): string {
@@ -29,22 +26,7 @@ function firstSegment(path: string): string {
   return (end < 0 ? path.slice(1) : path.slice(1, end)).toLowerCase();
 }
 
-const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** /a/{id}/b -> /^(?:\/a\/([^/]+)\/b)(?:\/$)?$/i, the regex express's router (path-to-regexp 8) builds for /a/:id/b. */
-function compile(route: DispatchedRoute): Compiled {
-  const names: string[] = [];
-  const source = route.path
-    .replace(/\/+$/, '')
-    .split(/(\{[^}]+\})/)
-    .map((part) => {
-      if (!part.startsWith('{')) return escapeRegex(part);
-      names.push(part.slice(1, -1));
-      return '([^/]+)';
-    })
-    .join('');
-  return { ...route, names, pattern: new RegExp(`^(?:${source})(?:/$)?$`, 'i') };
-}
+const compile = (route: DispatchedRoute): Compiled => ({ ...route, ...templatePattern(route.path) });
 
 /** A parameter as express's router decodes it; a malformed escape is the caller's mistake (400). */
 function decodeParam(value: string): string {

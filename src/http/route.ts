@@ -49,12 +49,33 @@ export interface Route extends RouteDoc {
 /** /api/agent/info/:chainId/:agentId for /api/agent/info/{chainId}/{agentId}. */
 export const expressPath = (template: string): string => template.replace(/\{([^}]+)\}/g, ':$1');
 
-/** A matcher of concrete request paths against a path template. */
-export function pathMatcher(template: string): (path: string) => boolean {
-  const pattern = template
+/** A template compiled: its regex (a group per parameter) and its parameters' names, in order. */
+export interface TemplatePattern {
+  pattern: RegExp;
+  names: string[];
+}
+
+/**
+ * /a/{id}/b -> /^(?:\/a\/([^/]+)\/b)(?:\/$)?$/i: the regex express's router (path-to-regexp 8) builds for /a/:id/b, so
+ * that the dispatcher and the policy lookups (CORS, Allow, cache) match a path as express would: case-insensitively,
+ * one trailing slash allowed.
+ */
+export function templatePattern(template: string): TemplatePattern {
+  const names: string[] = [];
+  const source = template
+    .replace(/\/+$/, '')
     .split(/(\{[^}]+\})/)
-    .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((part) => {
+      if (!part.startsWith('{')) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(part.slice(1, -1));
+      return '([^/]+)';
+    })
     .join('');
-  const regex = new RegExp(`^${pattern}$`);
-  return (path) => regex.test(path);
+  return { pattern: new RegExp(`^(?:${source})(?:/$)?$`, 'i'), names };
+}
+
+/** A matcher of concrete request paths against a path template (as templatePattern matches). */
+export function pathMatcher(template: string): (path: string) => boolean {
+  const { pattern } = templatePattern(template);
+  return (path) => pattern.test(path);
 }

@@ -61,4 +61,14 @@ describe('pathMatcher', () => {
     expect(matches('/.well-known/a2a/')).toBe(false);
     expect(pathMatcher('/openapi.json')('/openapiXjson')).toBe(false);
   });
+
+  it("matches as the router routes (case-insensitively, one trailing slash), so a preflight or a 405 of a path a route answers gets that route's CORS and Allow", () => {
+    const matches = pathMatcher('/api/agent/info/{chainId}/{agentId}');
+    expect(matches('/API/Agent/info/42220/1')).toBe(true);
+    expect(matches('/api/agent/info/42220/1/')).toBe(true);
+    expect(matches('/api/agent/info/42220/1//')).toBe(false);
+    const own = new RoutePolicies([route('get', '/api/agent/info/{chainId}/{agentId}', { cors: 'public' })]);
+    expect(own.allowFor('/API/agent/info/42220/1/')).toEqual(own.allowFor('/api/agent/info/42220/1'));
+    expect(own.corsFor('/API/agent/info/42220/1/')).toBe(CORS_GROUPS.public);
+  });
 });
