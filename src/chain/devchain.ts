@@ -10,6 +10,9 @@ import { dumpState } from './chain-state.js';
 
 const require = createRequire(import.meta.url);
 
+/** The recent block states a local chain keeps (eth_call at older blocks is refused, as by a non-archive node). */
+export const STATES_KEPT = 128;
+
 export interface ChainExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -120,7 +123,13 @@ function waitForExit(child: ChildProcess): Promise<ChainExit> {
 }
 
 export async function startDevChain(options: DevChainOptions): Promise<DevChain> {
-  const args = ['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)];
+  const args = [
+    ...['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)],
+    // the states of the last blocks in memory only, as many as a full node keeps: by default anvil also writes the
+    // states of thousands of older blocks under ~/.foundry/anvil/tmp, removed only when it exits in order, so every
+    // killed chain left its gigabytes there until the disk was full
+    ...['--prune-history', String(STATES_KEPT)],
+  ];
   let pidFile: string | undefined;
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
