@@ -2,8 +2,9 @@
 // directly (not through npx) so that stopping it really stops it. A chain with a state folder starts from the state
 // file found there; anvil never writes it: the chain's supervisor does, atomically (supervisor.ts, chain-state.ts).
 import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { dumpState } from './chain-state.js';
@@ -123,24 +124,33 @@ function waitForExit(child: ChildProcess): Promise<ChainExit> {
 }
 
 export async function startDevChain(options: DevChainOptions): Promise<DevChain> {
-  const args = [
-    ...['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)],
-    // the states of the last blocks in memory only, as many as a full node keeps: by default anvil also writes the
-    // states of thousands of older blocks under ~/.foundry/anvil/tmp, removed only when it exits in order, so every
-    // killed chain left its gigabytes there until the disk was full
-    ...['--prune-history', String(STATES_KEPT)],
-  ];
+  const binary = anvilBinaryPath();
+  const args = ['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)];
   let pidFile: string | undefined;
+  let cacheDir: string;
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
     pidFile = join(options.stateDir, 'anvil.pid');
     await stopLeftover(options.stateDir, pidFile);
     const stateFile = join(options.stateDir, 'state.json');
     if (existsSync(stateFile)) args.push('--load-state', stateFile);
+    cacheDir = join(options.stateDir, 'anvil-cache');
+    rmSync(cacheDir, { recursive: true, force: true }); // a killed service's
+    mkdirSync(cacheDir, { mode: 0o700 });
+  } else {
+    cacheDir = mkdtempSync(join(tmpdir(), 'anvil-cache-'));
   }
+  // Block states: those of the last blocks in memory only, as many as a full node keeps. By default anvil also
+  // writes the states of thousands of older blocks to a folder of ~/.foundry/anvil/tmp and never removes it (not
+  // even on an orderly exit): every chain left its megabytes to gigabytes there until the disk was full. anvil still
+  // makes a folder (empty) at a reorganisation: in the chain's own cache folder, removed when it exits.
+  args.push('--prune-history', String(STATES_KEPT), '--cache-path', cacheDir);
 
-  const child = spawnPrivately(anvilBinaryPath(), args);
-  const exited = waitForExit(child);
+  const child = spawnPrivately(binary, args);
+  const exited = waitForExit(child).then((exit) => {
+    rmSync(cacheDir, { recursive: true, force: true });
+    return exit;
+  });
   let output = '';
   let onEarlyExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
 
