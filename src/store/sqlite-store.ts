@@ -98,14 +98,7 @@ export class SqliteStore implements KeyValueStore {
     this.#db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // WAL with synchronous=NORMAL is durable against process crashes, which is what a restart needs.
     this.#db.pragma('synchronous = NORMAL');
-    this.#db.exec(`
-      CREATE TABLE IF NOT EXISTS kv (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL,
-        expires_at INTEGER
-      ) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
-    `);
+    this.#createTable();
 
     // Same liveness rule as isLive() in key-value-store.ts: an entry is gone at its expiry instant.
     this.#select = this.#db.prepare('SELECT value, expires_at FROM kv WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)');
@@ -136,6 +129,33 @@ export class SqliteStore implements KeyValueStore {
     this.#purgeExpired();
     this.#purgeTimer = setInterval(() => this.#purgeExpired(), PURGE_INTERVAL_MS);
     this.#purgeTimer.unref(); // never keeps the process alive on its own
+  }
+
+  /**
+   * The table, a rowid table. Files of earlier versions hold it WITHOUT ROWID, which sqlite suits to rows of a few
+   * dozen bytes: a task (1-2 kB) or an index of task ids (4 kB) went mostly to overflow pages, and a commit of a
+   * turn's tasks cost twice the CPU. Such a table is copied into the new one once, in one transaction (a second
+   * process opening the file meanwhile waits for the lock, then finds it done).
+   */
+  #createTable(): void {
+    const columns = 'key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER';
+    const expiresIndex = 'CREATE INDEX IF NOT EXISTS kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL';
+    const schema = this.#db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'kv'").pluck();
+    const withoutRowid = () => /WITHOUT\s+ROWID\s*$/i.test(schema.get() ?? '');
+    if (withoutRowid()) {
+      this.#db
+        .transaction(() => {
+          if (!withoutRowid()) return;
+          this.#db.exec(`
+            CREATE TABLE kv_rowid (${columns});
+            INSERT INTO kv_rowid (key, value, expires_at) SELECT key, value, expires_at FROM kv ORDER BY key;
+            DROP TABLE kv;
+            ALTER TABLE kv_rowid RENAME TO kv;
+          `);
+        })
+        .immediate();
+    }
+    this.#db.exec(`CREATE TABLE IF NOT EXISTS kv (${columns}); ${expiresIndex};`);
   }
 
   async get<T>(key: string): Promise<T | undefined> {

@@ -219,6 +219,43 @@ describe('SqliteStore on disk', () => {
     db.close();
   });
 
+  it('moves the WITHOUT ROWID table of earlier versions into a rowid table, every live row and expiry kept', async () => {
+    const path = join(dir, 'earlier-schema.sqlite');
+    const { default: Database } = await import('better-sqlite3');
+    const earlier = new Database(path);
+    earlier.exec(`
+      CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER) WITHOUT ROWID;
+      CREATE INDEX kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
+    `);
+    const insert = earlier.prepare('INSERT INTO kv (key, value, expires_at) VALUES (?, ?, ?)');
+    insert.run('session:a', JSON.stringify({ stage: 'qr-ready', agentId: { $bigint: '7' } }), 5_000);
+    insert.run('a2a:task:t1', JSON.stringify('v1.sealed'), null);
+    insert.run('gone', '1', 1_500);
+    earlier.close();
+
+    let now = 2_000;
+    const store = new SqliteStore(path, () => now);
+    expect(await store.get('session:a')).toEqual({ stage: 'qr-ready', agentId: 7n });
+    expect(await store.get('a2a:task:t1')).toBe('v1.sealed');
+    expect(await store.get('gone')).toBeUndefined();
+    await store.set('a2a:task:t2', 'v1.other', 10_000);
+    now = 5_000; // session:a's expiry instant
+    expect(await store.get('session:a')).toBeUndefined();
+    expect(await store.keys('a2a:task:')).toEqual(['a2a:task:t1', 'a2a:task:t2']);
+    await store.close();
+    // a second open finds the table moved and leaves it as it is
+    const again = new SqliteStore(path, () => now);
+    expect(await again.get('a2a:task:t2')).toBe('v1.other');
+    await again.close();
+
+    const db = new Database(path, { readonly: true });
+    const tables = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all() as { name: string; sql: string }[];
+    expect(tables.map((table) => table.name)).toEqual(['kv']);
+    expect(tables[0]?.sql).not.toMatch(/WITHOUT ROWID/i);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'kv_expires_at'").all()).toHaveLength(1);
+    db.close();
+  });
+
   it('uses WAL mode', async () => {
     const path = join(dir, 'wal.sqlite');
     const store = new SqliteStore(path);
