@@ -129,7 +129,7 @@ export class RegistryRequestHandler extends DefaultRequestHandler {
     if (!task) return undefined;
     // the card names no extension: none of those the caller asked for is active (as the SDK filters them)
     if (context.requestedExtensions) context.setRequestedExtensions([]);
-    await this.#tasks.save(task, context);
+    await (this.#tasks instanceof KeyValueTaskStore ? this.#tasks.saveNew(task, context) : this.#tasks.save(task, context));
     const historyLength = params.configuration?.historyLength;
     if (historyLength !== undefined) task.history = historyLength <= 0 ? [] : task.history.slice(-historyLength);
     return task;

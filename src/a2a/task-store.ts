@@ -6,7 +6,7 @@
 //
 // A task is read by id (the id, handed only to its creator, is the capability), but listed only to the client
 // that created it: tasks carry session tokens, and the service has no accounts, so the creator is the client
-// address the server's user builder names (recorded at the task's first save, under a2a:task-owner:<id>).
+// address the server's user builder names (recorded at the task's first save, beside the sealed task in its row).
 // Artifacts are listed only when asked for (includeArtifacts), as the protocol says.
 //
 // No usable session token at rest: a register/deregister task holds its session token in the artifact (the
@@ -81,8 +81,20 @@ const withFirst =
 
 const taskKey = (id: string) => `a2a:task:${id}`;
 const taskTopic = (id: string) => `a2a-task:${id}`;
-const ownerKey = (id: string) => `a2a:task-owner:${id}`;
 const ownerOf = (context: ServerCallContext | undefined): string | undefined => context?.user?.userName || undefined;
+
+/** A task as the store keeps it: sealed, and beside it the client that created it (who may list it). */
+interface KeptTask {
+  sealed: string;
+  owner?: string;
+}
+/**
+ * What a task key holds: a KeptTask; from earlier versions, the sealed text alone (its owner under a separate key,
+ * a2a:task-owner:<id>) or, before sealing, the task's JSON.
+ */
+type Kept = KeptTask | string | Record<string, unknown>;
+const isKeptTask = (kept: Kept): kept is KeptTask => typeof kept === 'object' && typeof kept['sealed'] === 'string';
+const legacyOwnerKey = (id: string) => `a2a:task-owner:${id}`;
 
 export class KeyValueTaskStore implements TaskStore {
   constructor(
@@ -99,15 +111,37 @@ export class KeyValueTaskStore implements TaskStore {
   }
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
+    const key = taskKey(task.id);
+    const sealed = this.sealed.seal(key, Task.toJSON(task));
+    // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
+    let legacy = false;
+    await this.#write(task, context, (ttlMs) =>
+      this.store.update<Kept>(
+        key,
+        (current) => {
+          legacy = current !== undefined && !isKeptTask(current);
+          return { sealed, owner: current === undefined ? ownerOf(context) : isKeptTask(current) ? current.owner : undefined };
+        },
+        ttlMs,
+      ),
+    );
+    // a task an earlier version kept has its owner under a key of its own: kept as long as the task
+    if (legacy) await this.store.update<string>(legacyOwnerKey(task.id), (owner) => owner, this.#ttlOf(task));
+  }
+
+  /** Saves a task no save has made yet (its id was minted for it): nothing there to read first. */
+  async saveNew(task: Task, context?: ServerCallContext): Promise<void> {
+    const key = taskKey(task.id);
+    const kept: KeptTask = { sealed: this.sealed.seal(key, Task.toJSON(task)), owner: ownerOf(context) };
+    await this.#write(task, context, (ttlMs) => this.store.set<Kept>(key, kept, ttlMs));
+  }
+
+  /** The task's row (`write`) and its place in an index, made together: a store that commits the writes of a moment together (sqlite) commits these at once. */
+  async #write(task: Task, context: ServerCallContext | undefined, write: (ttlMs: number) => Promise<unknown>): Promise<void> {
     const owner = ownerOf(context);
     const session = followsSession(task);
-    const ttlMs = session ? TASK_TTL_MS : ANSWER_TASK_TTL_MS;
-    const key = taskKey(task.id);
-    // made together, so that a store that commits the writes of a moment together (sqlite) commits these at once
     await Promise.all([
-      // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
-      ...(owner ? [this.store.update<string>(ownerKey(task.id), (current) => current ?? owner, ttlMs)] : []),
-      this.store.set(key, this.sealed.seal(key, Task.toJSON(task)), ttlMs),
+      write(this.#ttlOf(task)),
       ...(session
         ? [this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT))]
         : owner
@@ -118,18 +152,29 @@ export class KeyValueTaskStore implements TaskStore {
     if (session) this.events?.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }
 
+  #ttlOf(task: Task): number {
+    return followsSession(task) ? TASK_TTL_MS : ANSWER_TASK_TTL_MS;
+  }
+
   async load(taskId: string): Promise<Task | undefined> {
-    const key = taskKey(taskId);
-    const stored = await this.store.get<unknown>(key);
-    if (stored === undefined) return undefined;
+    const kept = await this.store.get<Kept>(taskKey(taskId));
+    return kept === undefined ? undefined : this.#open(taskId, kept);
+  }
+
+  #open(taskId: string, kept: Kept): Task | undefined {
     // tasks kept before sealing are plain JSON: still readable, and sealed at their next save
-    if (typeof stored !== 'string') return Task.fromJSON(stored);
+    if (typeof kept !== 'string' && !isKeptTask(kept)) return Task.fromJSON(kept);
     try {
-      return Task.fromJSON(this.sealed.open<unknown>(key, stored));
+      return Task.fromJSON(this.sealed.open<unknown>(taskKey(taskId), typeof kept === 'string' ? kept : kept.sealed));
     } catch {
       // sealed under another SESSION_SECRET: gone, like the session tokens it holds
       return undefined;
     }
+  }
+
+  /** The client that created the task: beside it, or for a task an earlier version saved first, under its own key. */
+  async #ownerOf(taskId: string, kept: Kept): Promise<string | undefined> {
+    return isKeptTask(kept) && kept.owner !== undefined ? kept.owner : this.store.get<string>(legacyOwnerKey(taskId));
   }
 
   async list(params: ListTasksRequest, context?: ServerCallContext): Promise<ListTasksResponse> {
@@ -140,8 +185,9 @@ export class KeyValueTaskStore implements TaskStore {
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : Number.NaN;
     const tasks: Task[] = [];
     for (const id of ids) {
-      if (!caller || (await this.store.get<string>(ownerKey(id))) !== caller) continue;
-      const task = await this.load(id);
+      const kept = caller ? await this.store.get<Kept>(taskKey(id)) : undefined;
+      if (kept === undefined || (await this.#ownerOf(id, kept)) !== caller) continue;
+      const task = this.#open(id, kept);
       if (!task) continue;
       if (params.contextId && task.contextId !== params.contextId) continue;
       if (params.status && task.status?.state !== params.status) continue;

@@ -109,7 +109,9 @@ describe('secrets at rest and the capabilities of links', () => {
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) expect(row.value.match(JWE), row.key).toBeNull();
       const stored = rows.find((row) => row.key === `a2a:task:${taskId}`);
-      expect(JSON.parse(stored?.value ?? 'null')).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      const kept = JSON.parse(stored?.value ?? 'null');
+      expect(Object.keys(kept).sort()).toEqual(['owner', 'sealed']);
+      expect(kept.sealed).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     } finally {
       db.close();
     }

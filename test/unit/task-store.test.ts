@@ -16,17 +16,41 @@ const task = (id: string): Task => ({
   metadata: { registrySession: { intent: 'register', sessionToken: 'eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..iv.body.tag', stage: 'qr-ready' } },
 });
 
+/** The request of a client at `address`. */
+const as = (address: string) => new ServerCallContext({ user: new ClientAddress(address) });
+/** ListTasks: everything the caller may see, up to 100. */
+const listRequest = {
+  tenant: '',
+  contextId: '',
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageSize: 100,
+  pageToken: '',
+  includeArtifacts: false,
+  statusTimestampAfter: undefined,
+};
+/** The text SealedValues makes: version, iv, ciphertext, tag. */
+const SEALED = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 describe('KeyValueTaskStore at rest', () => {
   const secret = randomBytes(32);
 
-  it('keeps each task as one sealed value and reads it back whole', async () => {
+  it('keeps each task as one sealed value, its creator beside it, and reads it back whole', async () => {
     const store = new MemoryStore();
     const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
-    await tasks.save(task('t1'));
-    const raw = await store.get<unknown>('a2a:task:t1');
-    expect(typeof raw).toBe('string');
-    expect(raw as string).not.toContain('eyJ');
-    expect(await tasks.load('t1')).toEqual(task('t1'));
+    await tasks.save(task('t1'), as('203.0.113.7'));
+    await tasks.saveNew(task('t6'), as('203.0.113.7'));
+    for (const id of ['t1', 't6']) {
+      const raw = await store.get<{ sealed: string; owner: string }>(`a2a:task:${id}`);
+      expect(Object.keys(raw ?? {}).sort()).toEqual(['owner', 'sealed']);
+      expect(raw?.sealed).toMatch(SEALED);
+      expect(raw?.owner).toBe('203.0.113.7');
+      expect(JSON.stringify(raw)).not.toContain('eyJ');
+      expect(await tasks.load(id)).toEqual(task(id));
+    }
+    expect(await store.keys('a2a:task-owner:')).toEqual([]);
+    // a later save (an update, from another request) keeps the creator
+    await tasks.save({ ...task('t1'), status: { ...task('t1').status, state: TaskState.TASK_STATE_COMPLETED } } as Task, as('198.51.100.1'));
+    expect((await store.get<{ owner: string }>('a2a:task:t1'))?.owner).toBe('203.0.113.7');
   });
 
   it('reads a task kept before sealing, and seals it at its next save', async () => {
@@ -36,7 +60,29 @@ describe('KeyValueTaskStore at rest', () => {
     const loaded = await tasks.load('t2');
     expect(loaded).toEqual(task('t2'));
     await tasks.save(loaded as Task);
-    expect(typeof (await store.get<unknown>('a2a:task:t2'))).toBe('string');
+    expect((await store.get<{ sealed: string }>('a2a:task:t2'))?.sealed).toMatch(SEALED);
+  });
+
+  it('reads and lists a task kept as sealed text with its owner under a key of its own, and keeps both at its next save', async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore(() => now);
+    const sealed = new SealedValues(secret, 'a2a-task');
+    const tasks = new KeyValueTaskStore(store, sealed);
+    // as an earlier version kept a session task of 203.0.113.7
+    await store.set('a2a:task:t7', sealed.seal('a2a:task:t7', Task.toJSON(task('t7'))), TASK_TTL_MS);
+    await store.set('a2a:task-owner:t7', '203.0.113.7', TASK_TTL_MS);
+    await store.set('a2a:tasks', JSON.stringify(['t7']));
+    const listedTo = async (address: string) => (await tasks.list(listRequest, as(address))).tasks.map((listed) => listed.id);
+    expect(await tasks.load('t7')).toEqual(task('t7'));
+    expect(await listedTo('203.0.113.7')).toEqual(['t7']);
+    expect(await listedTo('198.51.100.1')).toEqual([]);
+
+    now += TASK_TTL_MS - 1_000;
+    await tasks.save(task('t7'), as('198.51.100.1'));
+    now += 2_000; // past the first save's week: the save kept the owner as long as the task
+    expect(await tasks.load('t7')).toEqual(task('t7'));
+    expect(await listedTo('203.0.113.7')).toEqual(['t7']);
+    expect(await listedTo('198.51.100.1')).toEqual([]);
   });
 
   it('a task sealed under another secret, or moved to another id, is as good as gone', async () => {
@@ -68,22 +114,7 @@ describe('KeyValueTaskStore at rest', () => {
   it("one client's many queries push neither its own session task nor another's out of listing and resuming", async () => {
     const store = new MemoryStore();
     const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
-    const as = (address: string) => new ServerCallContext({ user: new ClientAddress(address) });
-    const listed = async (address: string) =>
-      (
-        await tasks.list(
-          {
-            tenant: '',
-            contextId: '',
-            status: TaskState.TASK_STATE_UNSPECIFIED,
-            pageSize: 100,
-            pageToken: '',
-            includeArtifacts: false,
-            statusTimestampAfter: undefined,
-          },
-          as(address),
-        )
-      ).tasks.map((t) => t.id);
+    const listed = async (address: string) => (await tasks.list(listRequest, as(address))).tasks.map((t) => t.id);
     const { registrySession: _session, ...noSession } = task('q').metadata ?? {};
     const query = (id: string, at: number): Task => ({
       ...task(id),
