@@ -2,7 +2,8 @@
 // must survive a restart but not be readable at rest (e.g. the credentials of an A2A push webhook). The key is
 // derived from the service secret per purpose; the store key is the associated data, so a sealed value copied
 // under another key does not open.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { pooledRandomBytes } from '../core/random-pool.js';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -18,7 +19,7 @@ export class SealedValues {
   }
 
   seal(storeKey: string, value: unknown): string {
-    const iv = randomBytes(IV_BYTES);
+    const iv = pooledRandomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(storeKey, 'utf8'));
     const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
