@@ -4,7 +4,7 @@
 // notifications are handled and never answered, batches answer per request, a body the server will not read is a
 // JSON-RPC error object under 413/415.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -346,6 +346,53 @@ describe('JSON-RPC 2.0 at /api/a2a', () => {
           body: gzipSync(JSON.stringify({ jsonrpc: '2.0', id: 'z', method: 'tasks/evil' })),
         });
         expect(await res.json()).toEqual(notFound('z'));
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+
+    it('a body however it arrives: in pieces, chunked, after a byte order mark; one cut short harms nothing', async () => {
+      // raw HTTP/1.1 over a socket: how the body is framed and paced is the point
+      const server = createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      const exchange = (head: string, pieces: (string | Buffer)[], end = false) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1');
+          let received = '';
+          socket.on('data', (data) => {
+            received += data.toString();
+            if (/\r\n\r\n[\s\S]*\}$/.test(received)) socket.end();
+          });
+          socket.on('close', () => resolve(received));
+          socket.on('error', reject);
+          socket.write(`POST /api/a2a HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n${head}\r\n`);
+          pieces.forEach((piece, index) => {
+            setTimeout(() => socket.write(piece), 20 * (index + 1));
+          });
+          if (end) setTimeout(() => socket.end(), 20 * (pieces.length + 1));
+        });
+      const body = (id: string) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method: 'tasks/evil' }));
+      const answerOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+      try {
+        const pieces = body('pieces');
+        const paced = await exchange(`Content-Length: ${pieces.length}\r\n`, [pieces.subarray(0, 10), pieces.subarray(10, 30), pieces.subarray(30)]);
+        expect(answerOf(paced)).toEqual(notFound('pieces'));
+
+        const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body('bom')]);
+        expect(answerOf(await exchange(`Content-Length: ${bom.length}\r\n`, [bom]))).toEqual(notFound('bom'));
+
+        const chunked = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body('chunked')]);
+        const framed = `${chunked.length.toString(16)}\r\n${chunked.toString('latin1')}\r\n0\r\n\r\n`;
+        expect(answerOf(await exchange('Transfer-Encoding: chunked\r\n', [Buffer.from(framed, 'latin1')]))).toEqual(notFound('chunked'));
+
+        // announced 500 bytes, sent 20, then gone: Node's parser answers 400 (the app's server edges make it JSON), no
+        // JSON-RPC answer is attempted, and the service goes on
+        const cut = await exchange('Content-Length: 500\r\n', [body('cut').subarray(0, 20)], true);
+        expect(cut).toMatch(/^HTTP\/1\.1 400 /);
+        expect(cut).not.toContain('jsonrpc');
+        expect(answerOf(await exchange(`Content-Length: ${pieces.length}\r\n`, [pieces]))).toEqual(notFound('pieces'));
       } finally {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
