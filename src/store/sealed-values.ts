@@ -22,8 +22,10 @@ export class SealedValues {
     const iv = pooledRandomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(storeKey, 'utf8'));
-    const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-    return [VERSION, iv, body, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    const head = cipher.update(JSON.stringify(value), 'utf8');
+    const tail = cipher.final(); // empty for GCM, a stream cipher: no copy then
+    const body = tail.length === 0 ? head : Buffer.concat([head, tail]);
+    return `${VERSION}.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
   }
 
   /** The value sealed under `storeKey`; throws when the text was altered, sealed elsewhere or with another key. */
