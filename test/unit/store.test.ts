@@ -89,6 +89,31 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     expect(await store.get('top')).toBe(42n);
   });
 
+  it('round-trips strings of every shape, as strings (kept as text, not as JSON)', async () => {
+    const strings = [
+      '',
+      "'",
+      "'quoted'",
+      '"json string"',
+      '{"a":1}',
+      '[1,2]',
+      '42',
+      'null',
+      'tab\tnew\nline',
+      'ü \u2028 😀',
+      '\ud800 lone',
+      '$bigint',
+    ];
+    for (const [index, value] of strings.entries()) await store.set(`s${index}`, value);
+    for (const [index, value] of strings.entries()) expect(await store.get(`s${index}`)).toBe(value);
+    expect(await store.update<string>('s4', (current) => `${current}!`)).toBe('{"a":1}!');
+    expect(await store.get('s4')).toBe('{"a":1}!');
+    // objects holding such strings, and the tag's name as text, are JSON as before
+    const value = { text: "'x", tag: 'the "$bigint" tag', box: { $bigint: 'not digits' } };
+    await store.set('o', value);
+    expect(await store.get('o')).toEqual(value);
+  });
+
   it.skipIf(!travels)('expires an entry at its ttl, by the injected clock', async () => {
     await store.set('short', 'v', 1_000);
     await store.set('forever', 'v');
@@ -229,7 +254,7 @@ describe('SqliteStore on disk', () => {
     `);
     const insert = earlier.prepare('INSERT INTO kv (key, value, expires_at) VALUES (?, ?, ?)');
     insert.run('session:a', JSON.stringify({ stage: 'qr-ready', agentId: { $bigint: '7' } }), 5_000);
-    insert.run('a2a:task:t1', JSON.stringify('v1.sealed'), null);
+    insert.run('a2a:task:t1', JSON.stringify('v1.sealed'), null); // a string as JSON, as earlier versions kept it
     insert.run('gone', '1', 1_500);
     earlier.close();
 
