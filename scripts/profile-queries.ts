@@ -5,7 +5,8 @@
 // .cpuprofile (open it in Chrome DevTools or speedscope) under .profiles/.
 //
 // Arguments: the target, one of verify (default), info, ref (the trivial route behind the middleware), a2a (the
-// verify intent over POST /api/a2a); --without=<part>[,<part>] builds the app without those parts of the stack.
+// verify intent over POST /api/a2a); --without=<part>[,<part>] builds the app without those parts of the stack;
+// --built profiles the build in dist/ (what `npm start` runs; build it first) rather than the sources.
 // Environment: DURATION (seconds under the profiler, default 10), CONNECTIONS (default 10), TOP (rows, default 25),
 // LOG_LEVEL (default info, to /dev/null as in the benchmark).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -85,7 +86,7 @@ const top = (counts: Map<string, number>, samples: number, exclude: (key: string
 
 const apps = await startQueryApps(LOG_LEVEL);
 try {
-  const app = await apps.instance({ cached: true, tuning: { without } });
+  const app = await apps.instance({ cached: true, tuning: { without }, built: args.includes('--built') });
   const requests = queryRequests(apps.agentId);
   const load: autocannon.Options = {
     url: `${app.base}${target === 'verify' ? requests.verify : target === 'info' ? requests.info : target === 'ref' ? REFERENCE_PATH : requests.a2aVerify.path}`,

@@ -73,6 +73,8 @@ export interface InstanceOptions {
   /** Its query service's log followers run (agent reads cached, as in production); else every read goes to the chain. */
   cached: boolean;
   tuning?: AppTuning;
+  /** An app in this process runs the build in dist/ (as `npm start` does) instead of the sources. */
+  built?: boolean;
 }
 
 export interface QueryApps {
@@ -198,7 +200,8 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
   const { agentId } = await registerLinkedAgent(system);
   const logger = benchLogger(SOURCES, logLevel);
   const instance = async (options: InstanceOptions): Promise<Instance> => {
-    const started = await startInstance(SOURCES, system.gateway, logger, options, dataRoot);
+    const code = options.built ? await builtCode() : SOURCES;
+    const started = await startInstance(code, system.gateway, options.built ? benchLogger(code, logLevel) : logger, options, dataRoot);
     servers.push(started.server);
     queryServices.push(started.queries);
     stores.push(started.store);
