@@ -61,13 +61,15 @@ export const OPEN_STATES: ReadonlySet<TaskState> = new Set([
 type StoredIndex = string | string[];
 const idsOf = (index: StoredIndex | undefined): string[] =>
   index === undefined ? [] : typeof index === 'string' ? (JSON.parse(index) as string[]) : index;
-/** The index with `id` first (moved there if it was already in), at most `limit` ids. */
+/** The index with `id` first (moved there if it was already in: never for a `fresh` id, just minted), at most `limit` ids. */
 const withFirst =
-  (id: string, limit: number) =>
+  (id: string, limit: number, fresh: boolean) =>
   (index: StoredIndex | undefined): string => {
     const text = index === undefined ? '[]' : typeof index === 'string' ? index : JSON.stringify(index);
     const quoted = JSON.stringify(id);
-    if (text.includes(quoted) || /[",\\]/.test(id)) return JSON.stringify([id, ...idsOf(index).filter((other) => other !== id)].slice(0, limit));
+    if ((!fresh && text.includes(quoted)) || /[",\\]/.test(id)) {
+      return JSON.stringify([id, ...idsOf(index).filter((other) => other !== id)].slice(0, limit));
+    }
     // a new id (every save of a new task): put in front and cut after `limit` ids as text, without parsing the
     // index (ids hold no comma, quote or backslash, so each comma ends one)
     const added = text === '[]' ? `[${quoted}]` : `[${quoted},${text.slice(1)}`;
@@ -115,7 +117,7 @@ export class KeyValueTaskStore implements TaskStore {
     const sealed = this.sealed.seal(key, Task.toJSON(task));
     // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
     let legacy = false;
-    await this.#write(task, context, (ttlMs) =>
+    await this.#write(task, context, false, (ttlMs) =>
       this.store.update<Kept>(
         key,
         (current) => {
@@ -133,19 +135,19 @@ export class KeyValueTaskStore implements TaskStore {
   async saveNew(task: Task, context?: ServerCallContext): Promise<void> {
     const key = taskKey(task.id);
     const kept: KeptTask = { sealed: this.sealed.seal(key, Task.toJSON(task)), owner: ownerOf(context) };
-    await this.#write(task, context, (ttlMs) => this.store.set<Kept>(key, kept, ttlMs));
+    await this.#write(task, context, true, (ttlMs) => this.store.set<Kept>(key, kept, ttlMs));
   }
 
   /** The task's row (`write`) and its place in an index, made together: a store that commits the writes of a moment together (sqlite) commits these at once. */
-  async #write(task: Task, context: ServerCallContext | undefined, write: (ttlMs: number) => Promise<unknown>): Promise<void> {
+  async #write(task: Task, context: ServerCallContext | undefined, fresh: boolean, write: (ttlMs: number) => Promise<unknown>): Promise<void> {
     const owner = ownerOf(context);
     const session = followsSession(task);
     await Promise.all([
       write(this.#ttlOf(task)),
       ...(session
-        ? [this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT))]
+        ? [this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT, fresh))]
         : owner
-          ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT), ANSWER_TASK_TTL_MS)]
+          ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT, fresh), ANSWER_TASK_TTL_MS)]
           : []),
     ]);
     // a hint: a failed publish leaves the other instances' streams to their poll

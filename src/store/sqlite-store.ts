@@ -9,9 +9,16 @@ import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type
 interface Row {
   value: string;
   expires_at: number | null;
-  /** The value itself when it is a string (a staged row only): strings are immutable, so it is handed out as is. */
-  text?: string;
 }
+
+/**
+ * A row as a write of the turn left it. A string value is kept as itself (strings are immutable: it is handed out as
+ * is) and encoded once at the commit, however many updates of the turn changed it (an index of task ids, updated by
+ * every request of the turn).
+ */
+type StagedRow = Row | { text: string; expires_at: number | null };
+
+const textOf = (row: StagedRow): string => ('text' in row ? encodeValue(row.text) : row.value);
 
 /** How often expired rows are deleted; reads already ignore them, this only bounds the file's size. */
 const PURGE_INTERVAL_MS = 60_000;
@@ -34,23 +41,23 @@ interface QueuedWrite {
  * end (a counter or an index changed by many requests of the turn costs one row write, not one each).
  */
 class TurnRows {
-  readonly #staged = new Map<string, Row | undefined>();
+  readonly #staged = new Map<string, StagedRow | undefined>();
 
   constructor(private readonly select: (key: string, now: number) => Row | undefined) {}
 
   /** The live row of `key` at `now`, as the turn has left it so far. */
-  get(key: string, now: number): Row | undefined {
+  get(key: string, now: number): StagedRow | undefined {
     if (!this.#staged.has(key)) return this.select(key, now);
     const row = this.#staged.get(key);
     return row && (row.expires_at === null || row.expires_at > now) ? row : undefined;
   }
 
   /** `row` for `key` (undefined: deleted), written when the turn commits. */
-  put(key: string, row: Row | undefined): void {
+  put(key: string, row: StagedRow | undefined): void {
     this.#staged.set(key, row);
   }
 
-  get staged(): ReadonlyMap<string, Row | undefined> {
+  get staged(): ReadonlyMap<string, StagedRow | undefined> {
     return this.#staged;
   }
 }
@@ -121,7 +128,7 @@ export class SqliteStore implements KeyValueStore {
       });
       for (const [key, row] of rows.staged) {
         if (row === undefined) this.#remove.run(key);
-        else this.#upsert.run(key, row.value, row.expires_at);
+        else this.#upsert.run(key, textOf(row), row.expires_at);
       }
       return outcomes;
     });
@@ -180,18 +187,18 @@ export class SqliteStore implements KeyValueStore {
     const now = this.#clock();
     return this.#queueWrite(key, (rows) => {
       const current = rows.get(key, now);
-      const next = fn(current ? ((current.text as T | undefined) ?? decodeValue<T>(current.value)) : undefined);
+      const next = fn(current === undefined ? undefined : 'text' in current ? (current.text as T) : decodeValue<T>(current.value));
       if (next === undefined) {
         rows.put(key, undefined);
         return undefined;
       }
-      const text = encodeValue(next);
       const expiresAt = ttlMs === undefined ? (current?.expires_at ?? null) : expiryFor(now, ttlMs);
-      // a string (an index kept as text) is its own copy: not decoded again, here or by the next update of the turn
+      // a string (an index kept as text) is its own copy: neither encoded nor decoded before the commit
       if (typeof next === 'string') {
-        rows.put(key, { value: text, expires_at: expiresAt, text: next });
+        rows.put(key, { text: next, expires_at: expiresAt });
         return next;
       }
+      const text = encodeValue(next);
       rows.put(key, { value: text, expires_at: expiresAt });
       return decodeValue<T>(text);
     });
@@ -222,7 +229,7 @@ export class SqliteStore implements KeyValueStore {
     const now = this.#clock();
     return this.#queueWrite(key, (rows) => {
       const current = rows.get(key, now);
-      const counter = nextCounter(current ? decodeValue<WindowCounter>(current.value) : undefined, now, windowMs);
+      const counter = nextCounter(current ? decodeValue<WindowCounter>(textOf(current)) : undefined, now, windowMs);
       rows.put(key, { value: encodeValue(counter), expires_at: counter.resetAt });
       return counter;
     });

@@ -335,6 +335,22 @@ describe('SqliteStore group commit', () => {
     expect(await reader.get('k')).toBeUndefined();
   });
 
+  it('a string changed by many updates of one turn: each sees the one before, and the last lands (as text)', async () => {
+    const { writer, reader, path } = pair();
+    await writer.set('index', '[]');
+    const updates = Array.from({ length: 20 }, (_, i) =>
+      writer.update<string>('index', (current) => (current === '[]' ? `[${i}]` : `[${i},${(current ?? '[').slice(1)}`)),
+    );
+    const results = await Promise.all(updates);
+    expect(results[0]).toBe('[0]');
+    expect(results[19]).toBe(`[${Array.from({ length: 20 }, (_, i) => 19 - i).join(',')}]`);
+    expect(await reader.get('index')).toBe(results[19]);
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT value FROM kv WHERE key = 'index'").pluck().get()).toBe(`'${results[19]}`);
+    db.close();
+  });
+
   it('the many writes of one turn all land, in the order they were made', async () => {
     const { writer, reader } = pair();
     const sets = Array.from({ length: 50 }, (_, i) => writer.set(`many:${String(i).padStart(2, '0')}`, i));
