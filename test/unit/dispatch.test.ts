@@ -93,13 +93,16 @@ const onError: ErrorRequestHandler = (err: Error & { status?: number }, _req, re
   res.status(err.status ?? 500).json({ error: err.message, ran: res.locals['ran'] ?? [] });
 };
 
-function withDispatcher(table: readonly DispatchedRoute[]): Express {
+/** An app with `routing` first, then the same 404 and error handlers. */
+function appWith(routing: RequestHandler): Express {
   const app = express();
-  app.use(dispatcher(table));
+  app.use(routing);
   app.use(notFound);
   app.use(onError);
   return app;
 }
+
+const withDispatcher = (table: readonly DispatchedRoute[]): Express => appWith(dispatcher(table));
 
 /** The same routes on express's router: `prepare` as the first handler of the chain, templates as :param paths. */
 function expressRouter(table: readonly DispatchedRoute[]): express.Router {
@@ -119,13 +122,7 @@ function expressRouter(table: readonly DispatchedRoute[]): express.Router {
   return router;
 }
 
-function withExpressRouter(table: readonly DispatchedRoute[]): Express {
-  const app = express();
-  app.use(expressRouter(table));
-  app.use(notFound);
-  app.use(onError);
-  return app;
-}
+const withExpressRouter = (table: readonly DispatchedRoute[]): Express => appWith(expressRouter(table));
 
 const dispatched = withDispatcher(TABLE);
 const reference = withExpressRouter(TABLE);

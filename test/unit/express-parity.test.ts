@@ -56,27 +56,22 @@ describe('dispatcher against express 5 router', () => {
     return { dispatcher: { status: a.status, body: a.body }, express: { status: b.status, body: b.body } };
   };
 
-  it('next(null) goes on with the chain, as for express', async () => {
-    const { dispatcher: a, express: b } = await both('/null');
-    expect(b).toEqual({ status: 200, body: { route: 'after next(null)' } });
-    expect(a).toEqual(b);
-  });
-
-  it("a promise rejected with a falsy reason is express's 500 'Rejected promise'", async () => {
-    const { dispatcher: a, express: b } = await both('/falsy-rejection');
-    expect(b).toEqual({ status: 500, body: { error: 'Rejected promise' } });
-    expect(a).toEqual(b);
-  });
-
-  it("a malformed escape in the path of a route of another method is express's 400", async () => {
-    const { dispatcher: a, express: b } = await both('/post-only/%E0%A4%A');
-    expect(b).toEqual({ status: 400, body: { error: "Failed to decode param '%E0%A4%A'" } });
-    expect(a).toEqual(b);
-  });
-
-  it('a rejected thenable reaches the error handler as for express', async () => {
-    const { dispatcher: a, express: b } = await both('/thenable');
-    expect(b).toEqual({ status: 500, body: { error: 'thenable rejected' } });
+  it.each([
+    ['next(null) goes on with the chain', '/null', { status: 200, body: { route: 'after next(null)' } }],
+    [
+      "a promise rejected with a falsy reason is express's 500 'Rejected promise'",
+      '/falsy-rejection',
+      { status: 500, body: { error: 'Rejected promise' } },
+    ],
+    [
+      "a malformed escape in the path of a route of another method is express's 400",
+      '/post-only/%E0%A4%A',
+      { status: 400, body: { error: "Failed to decode param '%E0%A4%A'" } },
+    ],
+    ['a rejected thenable reaches the error handler', '/thenable', { status: 500, body: { error: 'thenable rejected' } }],
+  ])('%s, as for express', async (_name, path, expected) => {
+    const { dispatcher: a, express: b } = await both(path);
+    expect(b).toEqual(expected);
     expect(a).toEqual(b);
   });
 });
