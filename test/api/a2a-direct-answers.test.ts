@@ -63,6 +63,16 @@ describe('A2A messages answered at once', () => {
   /** The same handler, the SDK's path: its executor is no RegistryAgentExecutor. */
   let sdk: RegistryRequestHandler;
 
+  // held still while one message goes down both paths (freshness counts its secondsRemaining from this clock)
+  let heldAt: number | undefined;
+  const bothPaths = async (message: Message, configuration?: Partial<SendMessageConfiguration>) => {
+    heldAt = Date.now();
+    try {
+      return [await send(direct, message, configuration), await send(sdk, message, configuration)] as const;
+    } finally {
+      heldAt = undefined;
+    }
+  };
   const caller = () => new ServerCallContext({ user: new ClientAddress('203.0.113.40') });
   const send = async (handler: RegistryRequestHandler, message: Message, configuration?: Partial<SendMessageConfiguration>) => {
     const config = configuration && { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false, ...configuration };
@@ -76,7 +86,7 @@ describe('A2A messages answered at once', () => {
     networks = await deployTestNetworks();
     agent = await registerLinked(networks.testnet);
     store = new SqliteStore(join(dir, 'data.sqlite'));
-    t = testApp(networks.chains, { store });
+    t = testApp(networks.chains, { store, clock: () => heldAt ?? Date.now() });
     app = t.app;
     // as agent.ts builds it, over the same services and store
     const card = serviceAgentCard({ publicUrl: 'http://127.0.0.1:3000', version: '0.0.0-test' });
@@ -147,8 +157,7 @@ describe('A2A messages answered at once', () => {
 
   it.each(cases)('%s, %s: the same task returned and stored as on the SDK path', async (_name, _config, parts, state, configuration) => {
     const message = userMessage(parts());
-    const answered = await send(direct, message, configuration);
-    const viaSdk = await send(sdk, message, configuration);
+    const [answered, viaSdk] = await bothPaths(message, configuration);
     expect(answered.status?.state, JSON.stringify(answerOf(answered))).toBe(state);
     // the two paths did run: the answer at once has a time-ordered id, the SDK a random one
     expect(answered.id).toMatch(UUID_V7);
@@ -170,8 +179,7 @@ describe('A2A messages answered at once', () => {
   it('keeps the contextId a message names, on both paths', async () => {
     for (const [name, parts] of messages) {
       const message = { ...userMessage(parts()), contextId: `conversation-${crypto.randomUUID()}` };
-      const answered = await send(direct, message);
-      const viaSdk = await send(sdk, message);
+      const [answered, viaSdk] = await bothPaths(message);
       expect(answered.id, name).toMatch(UUID_V7);
       expect(answered.contextId, name).toBe(message.contextId);
       expect(viaSdk.contextId, name).toBe(message.contextId);
