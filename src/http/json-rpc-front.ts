@@ -13,6 +13,7 @@
 //                                                 or an unknown Content-Encoding
 // Every other answer (also an error object) is HTTP 200. A lone request with an id of a streaming method goes to the
 // handler as is, which answers with a stream; every other request goes to `call`, which answers with one object.
+import bytes from 'bytes';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JSON_RPC_ERRORS, type JsonRpcAnswer, type JsonRpcRequest, jsonRpcError, jsonRpcIdOf, parseJsonRpcRequest } from './schemas/json-rpc.js';
 
@@ -65,7 +66,10 @@ function unreadBody(
 
 const SDK_MEDIA_TYPE = 'application/json';
 
-/** A body read here rather than by express.text: announced by Content-Length, identity-encoded, UTF-8, this long at most. */
+/**
+ * A body read here rather than by express.text: announced by Content-Length, identity-encoded, UTF-8, this long at
+ * most (and never over the front's own limit, which express.text would enforce).
+ */
 const SMALL_BODY = 16 * 1024;
 
 /**
@@ -75,9 +79,14 @@ const SMALL_BODY = 16 * 1024;
  * stream bookkeeping), which cost as much as the rest of reading the request. False, and nothing read, for any
  * other body: express.text reads it (compressed, chunked, another charset, large).
  */
-function readSmallBody(req: Request, charset: string | undefined, done: (error?: { status: number; type: string }) => void): boolean {
+function readSmallBody(
+  req: Request,
+  charset: string | undefined,
+  largest: number,
+  done: (error?: { status: number; type: string }) => void,
+): boolean {
   const { 'content-length': length, 'content-encoding': encoding, 'transfer-encoding': chunked } = req.headers;
-  if (length === undefined || chunked !== undefined || !/^\d{1,5}$/.test(length) || Number(length) > SMALL_BODY) return false;
+  if (length === undefined || chunked !== undefined || !/^\d{1,5}$/.test(length) || Number(length) > largest) return false;
   if ((encoding !== undefined && encoding.toLowerCase() !== 'identity') || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
     return false;
   }
@@ -115,6 +124,8 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
   const maxBatch = options.maxBatch ?? MAX_BATCH;
   // the raw text, whatever the Content-Type: JSON.parse below tells -32700 (not JSON) from -32600 (JSON, not a request)
   const readText = express.text({ type: () => true, limit: options.limit, defaultCharset: 'utf-8' });
+  // the limit as body-parser reads it (same parser), so that no body over it is read here
+  const smallBody = Math.min(SMALL_BODY, bytes.parse(options.limit) ?? 0);
 
   /** A call whose failure is an answer too: -32603, never an HTTP error in the middle of a batch. */
   async function call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer> {
@@ -231,6 +242,6 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
       }
       answer({ req, res, next }, req.body).catch(next);
     };
-    if (!readSmallBody(req, charset, read)) readText(req, res, read);
+    if (!readSmallBody(req, charset, smallBody, read)) readText(req, res, read);
   };
 }
