@@ -55,3 +55,28 @@ export function publicCredentials(credentials: AgentCredentials): PublicCredenti
     ofac: [credentials.ofac[0], credentials.ofac[1], credentials.ofac[2]],
   };
 }
+
+/**
+ * The credentials a human chooses to disclose, as the public answers name them. Not among them: expiryDate
+ * (the identity app reveals it with every proof, as the registry caps the proof's expiry by it) and olderThan
+ * and ofac (the agent's config fixes them, and a refresh proves the same config).
+ */
+export const DISCLOSED_CREDENTIALS = ['nationality', 'name', 'issuingState', 'dateOfBirth', 'gender'] as const;
+export type DisclosedCredential = (typeof DISCLOSED_CREDENTIALS)[number];
+
+/** The disclosure flags a session can set; the interface's disclosures have none for issuingState, dateOfBirth, gender. */
+type AskableFlags = { nationality: boolean; name: boolean };
+
+/** The flags that ask again for every credential `shown` has that a session can ask for. */
+export function disclosuresKeeping(shown: PublicCredentials): AskableFlags {
+  return { nationality: shown.nationality !== undefined, name: shown.name !== undefined };
+}
+
+/**
+ * What `shown` has that a proof asked for `asked` will not disclose. The registry stores the newest proof's
+ * credentials in place of the old ones, so these are erased when that proof lands.
+ */
+export function credentialsDroppedBy(shown: PublicCredentials, asked: AskableFlags): DisclosedCredential[] {
+  const askedFor = (credential: DisclosedCredential): boolean => (credential === 'nationality' || credential === 'name') && asked[credential];
+  return DISCLOSED_CREDENTIALS.filter((credential) => shown[credential] !== undefined && !askedFor(credential));
+}

@@ -2,7 +2,16 @@
 // agentId, hex form) and the registry renews the proof in place. The chain is the source of truth: the
 // session completes when proofExpiresAt(agentId) moved past the value seen at start, or the reported
 // transaction carries HumanProofRefreshed for this agent.
-import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
+// The registry stores the newest proof's credentials in place of the old ones, so a refresh that did not ask for
+// a disclosed credential erases it: by default a refresh asks again for what the agent shows, and a session
+// always says which credentials it will erase (replacesCredentials).
+import {
+  credentialsDroppedBy,
+  type DisclosedCredential,
+  disclosuresKeeping,
+  type PublicCredentials,
+  publicCredentials,
+} from '../core/credentials.js';
 import {
   type ConfigIndex,
   configIndexFor,
@@ -28,10 +37,13 @@ export interface RefreshSession extends OpenedSession {
   agentId: number;
   network: NetworkName;
   configIndex: number;
+  /** Credentials the agent shows now that this proof is not asked to disclose: erased once it lands. */
+  replacesCredentials: DisclosedCredential[];
 }
 
 export interface RefreshStatus extends StatusBase {
   agentId: number;
+  replacesCredentials: DisclosedCredential[];
   /** Once completed: unix seconds. */
   proofExpiresAt?: number;
   isProofFresh?: boolean;
@@ -72,10 +84,12 @@ export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus
     if (!isConfigIndex(agentIndex))
       throw badRequest(`Agent ${agentId} has a config (${agent.configId}) this registry no longer offers: it cannot be refreshed`);
 
-    // Without disclosures, the agent's own config; with them, they must select it (the registry refuses a change).
+    // Without disclosures, the agent's own config and every credential it shows; with them, they must select its
+    // config (the registry refuses a change), and what they leave out is named as replaced.
+    const shown = publicCredentials(agent.credentials);
     const disclosures = request.disclosures
       ? requestedDisclosures(request.disclosures)
-      : { ...requestedDisclosures(), ...disclosuresForConfigIndex(agentIndex) };
+      : { ...requestedDisclosures(), ...disclosuresForConfigIndex(agentIndex), ...disclosuresKeeping(shown) };
     const configIndex = configIndexFor(disclosures);
     if (configIds[configIndex]?.toLowerCase() !== agent.configId.toLowerCase()) {
       throw badRequest(
@@ -83,6 +97,7 @@ export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus
       );
     }
 
+    const replacesCredentials = credentialsDroppedBy(shown, disclosures);
     const now = this.deps.clock();
     const record: RefreshRecord = {
       id: newSessionId(),
@@ -96,17 +111,22 @@ export class RefreshService extends ChainSyncedSessions<'refresh', RefreshStatus
       configIndex,
       disclosures,
       previousExpiresAt: agent.proofExpiresAt.toString(),
+      replacesCredentials,
       createdAt: now,
       expiresAt: now + SessionTokens.LIFETIME_MS,
     };
     const { session } = await this.flow.create(record);
-    return { ...session, agentId: Number(agentId), network, configIndex };
+    return { ...session, agentId: Number(agentId), network, configIndex, replacesCredentials };
   }
 
   async status(token: string): Promise<RefreshStatus> {
     const { claims, record } = await this.flow.open(token);
     const synced = await this.syncWithChain(record);
-    const base = { ...(await this.flow.statusBase(claims, synced)), agentId: Number(synced.agentId) };
+    const base = {
+      ...(await this.flow.statusBase(claims, synced)),
+      agentId: Number(synced.agentId),
+      replacesCredentials: synced.replacesCredentials ?? [],
+    };
     if (synced.stage !== 'completed') return base;
     // The verification details as the chain has them now.
     const gateway = this.deps.chains.get(synced.network);

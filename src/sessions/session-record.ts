@@ -3,6 +3,7 @@
 // store, so readers get exactly the fields of their kind and no casts.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { DISCLOSED_CREDENTIALS } from '../core/credentials.js';
 import { REGISTRATION_MODES } from '../core/registration-modes.js';
 import type { SessionStage } from '../core/session-types.js';
 
@@ -81,6 +82,8 @@ export const refreshRecordSchema = z.object({
   agentKey: hex,
   /** proofExpiresAt when the session was opened (unix seconds): a later value means the refresh happened. */
   previousExpiresAt: decimal,
+  /** Credentials the agent showed at the start that this proof is not asked for (absent in records of older versions: none). */
+  replacesCredentials: z.array(z.enum(DISCLOSED_CREDENTIALS)).optional(),
 });
 
 export const identifyRecordSchema = z.object({

@@ -2,6 +2,8 @@
 // config and an Ed25519 agent under the default config are re-proved by their human from the deep link;
 // the status reports the new expiry, freshness, strength and credentials. Disclosures of another config
 // are refused up front, naming the agent's config; another human is refused on chain (NotAgentOwner).
+// The registry keeps only the newest proof's credentials: a refresh without disclosures asks again for what the
+// agent shows (nationality, name), and one whose disclosures leave a credential out names it as replaced.
 import type { Express } from 'express';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +106,55 @@ describe('proof refresh sessions', () => {
     const app = newApp();
     const agent = await registerAgent(app, net, 'ed25519', { disclosures: { ofac: true } });
     await refreshes(app, agent, {}, { configIndex: 3, credentials: { ofac: [true, true, true] } });
+  });
+
+  const info = async (app: Express, agentId: number): Promise<Body> => {
+    const res = await request(app).get(`/api/agent/info/11142220/${agentId}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.credentials as Body;
+  };
+
+  /** Opens a refresh, has the agent's human prove it, and returns the session and its completed status. */
+  async function refreshAndProve(app: Express, agent: ApiAgent, body: Body): Promise<{ session: Body; completed: Body }> {
+    const session = await refresh(app, { network: 'testnet', agentId: agent.agentId, ...body });
+    expectConforms(refreshSessionSchema, session);
+    const pending = await status(app, session['sessionToken'] as string);
+    expect(pending.body.replacesCredentials).toEqual(session['replacesCredentials']);
+    const { proof, callback } = await approveDeepLink(app, net, session['deepLink'] as string, { document: agent.document });
+    expectSubmitted(proof);
+    expect(callback?.body).toEqual({ received: true, stage: 'completed' });
+    const completed = await status(app, pending.body.sessionToken as string);
+    expect(completed.body.stage).toBe('completed');
+    expectConforms(refreshStatusSchema, completed.body);
+    return { session, completed: completed.body as Body };
+  }
+
+  it('without disclosures: asks again for the nationality and name the agent shows, and keeps them', async () => {
+    const app = newApp();
+    const agent = await registerAgent(app, net, 'linked', { disclosures: { minimumAge: 18, nationality: true, name: true } });
+    expect(await info(app, agent.agentId)).toMatchObject({ nationality: 'GBR', name: ['ALICE', 'SMITH'], olderThan: 18 });
+
+    const { session, completed } = await refreshAndProve(app, agent, {});
+    expect(session['replacesCredentials']).toEqual([]);
+    expect(selfAppFromDeepLink(session['deepLink'] as string).disclosures).toEqual({ minimumAge: 18, nationality: true, name: true });
+    expect(completed['replacesCredentials']).toEqual([]);
+    expect(completed['credentials']).toMatchObject({ nationality: 'GBR', name: ['ALICE', 'SMITH'], olderThan: 18 });
+    expect(await info(app, agent.agentId)).toMatchObject({ nationality: 'GBR', name: ['ALICE', 'SMITH'], olderThan: 18 });
+  });
+
+  it('disclosures without the nationality: the session names it as replaced, and the refresh erases it', async () => {
+    const app = newApp();
+    const agent = await registerAgent(app, net, 'linked', { disclosures: { nationality: true, name: true } });
+    expect(await info(app, agent.agentId)).toMatchObject({ nationality: 'GBR', name: ['ALICE', 'SMITH'] });
+
+    const { session, completed } = await refreshAndProve(app, agent, { disclosures: { name: true } });
+    expect(session['replacesCredentials']).toEqual(['nationality']);
+    expect(selfAppFromDeepLink(session['deepLink'] as string).disclosures).toEqual({ name: true });
+    expect(completed['replacesCredentials']).toEqual(['nationality']);
+    expect(completed['credentials']).not.toHaveProperty('nationality');
+    const after = await info(app, agent.agentId);
+    expect(after['nationality']).toBe('');
+    expect(after['name']).toEqual(['ALICE', 'SMITH']);
   });
 
   it("disclosures of another config: 400 naming the agent's config", async () => {

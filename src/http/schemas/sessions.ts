@@ -1,6 +1,7 @@
 // Shapes of the deregistration, refresh and identify endpoints. The fields' forms are checked here (fields.ts), so
 // the document shows them; the services check what depends on the chain (the agent exists, its config).
 import { z } from 'zod';
+import { DISCLOSED_CREDENTIALS } from '../../core/credentials.js';
 import { accountAddress, agentIdValue, sessionNetwork } from './fields.js';
 import { address, disclosuresSchema, hex, networkSchema, publicCredentialsSchema, sessionViewShape } from './registration.js';
 
@@ -55,11 +56,21 @@ export const refreshRequestSchema = z
     {
       agentId: agentIdValue,
       network: sessionNetwork.optional(),
-      disclosures: disclosuresSchema.optional().describe("Must select the agent's own config (minimumAge, ofac); default: the agent's config"),
+      disclosures: disclosuresSchema
+        .optional()
+        .describe(
+          "Must select the agent's own config (minimumAge, ofac). Default: the agent's config, and nationality and name when the agent's credentials show them, so the refresh keeps them; a credential left out is erased (see replacesCredentials)",
+        ),
     },
     { error: 'must be a JSON object such as {"agentId": 5, "network": "testnet", "disclosures": {"minimumAge": 18}}' },
   )
   .meta({ id: 'RefreshRequest' });
+
+const replacesCredentials = z
+  .array(z.enum(DISCLOSED_CREDENTIALS))
+  .describe(
+    "Credentials the agent shows now that this proof is not asked to disclose: the registry keeps only the newest proof's credentials, so these are erased once it lands. Empty when the refresh keeps them all; without disclosures it names only those a session cannot ask for (issuingState, dateOfBirth, gender)",
+  );
 
 export const refreshSessionSchema = z
   .object({
@@ -67,6 +78,7 @@ export const refreshSessionSchema = z
     agentId: z.number().int(),
     network: networkSchema,
     configIndex: z.number().int().describe("Index of the agent's disclosure configuration, which the proof must satisfy"),
+    replacesCredentials,
   })
   .meta({ id: 'RefreshSession' });
 
@@ -75,6 +87,7 @@ export const refreshStatusSchema = z
     ...sessionViewShape,
     agentId: z.number().int(),
     network: networkSchema,
+    replacesCredentials,
     txHash: hex('The transaction the identity app reported, once known').optional(),
     proofExpiresAt: z.number().int().optional().describe('Once completed: the new proof expiry, unix seconds'),
     isProofFresh: z.boolean().optional().describe('Once completed'),
