@@ -99,7 +99,12 @@ async function startLocalAccountAbstraction(
   const client = createChainClient(network, started.clientOptions);
   const { entryPoint, paymaster } = started.aa;
   const rpc = await startAaRpcServer({
-    bundler: createLocalBundler({ client, wallet: createChainWallet(network, accounts.bundler, started.clientOptions), entryPoint }),
+    bundler: createLocalBundler({
+      client,
+      wallet: createChainWallet(network, accounts.bundler, started.clientOptions),
+      entryPoint,
+      makeDurable: (block) => started.chain.makeDurable(block),
+    }),
     paymaster: createLocalPaymaster({
       client,
       paymaster,
@@ -423,8 +428,9 @@ async function main(): Promise<void> {
       .finally(() => flushLogger(logger))
       .finally(() => process.exit(code));
   };
-  process.once('SIGINT', () => shutdown('SIGINT', 0));
-  process.once('SIGTERM', () => shutdown('SIGTERM', 0));
+  // Ctrl-C (to the whole foreground group), a stop, a closed terminal: the chains, in sessions of their own, hear
+  // none of these; they are stopped by stop(), after their state is written
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => shutdown(signal, 0));
   process.once('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught exception');
     shutdown('uncaught exception', 1);

@@ -8,11 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { dumpState } from './chain-state.js';
+import { isRunning, runs, stopProcess } from './processes.js';
+import { ownWatchdogPid, unwatchChain, watchChain } from './watchdog.js';
 
 const require = createRequire(import.meta.url);
 
 /** The recent block states a local chain keeps (eth_call at older blocks is refused, as by a non-archive node). */
 export const STATES_KEPT = 128;
+
+/** How long a start waits for a dead service's watchdog to write and stop the chain it left. */
+const LEFTOVER_WAIT_MS = 15_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ChainExit {
   code: number | null;
@@ -59,43 +66,33 @@ export function anvilBinaryPath(): string {
   }
 }
 
-/** Alive and not a zombie (an orphan's exit may never be reaped where PID 1 does not reap). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A previous run that was killed hard may have left its anvil behind, with blocks its state file may not have yet
- * (sent by another process after the service died): its state is written first (its URL is in `rpc-url`), then it
- * is stopped, SIGINT first and SIGKILL if it does not exit.
+ * (sent by another process after the service died). Its watchdog (watchdog.ts) writes that state and stops it: a
+ * watchdog still at work is waited for. A chain it did not stop gets the same here: its state is written first (its
+ * URL is in `rpc-url`), then it is stopped, SIGINT first and SIGKILL if it does not exit.
  */
 async function stopLeftover(stateDir: string, pidFile: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8'));
+  if (!Number.isInteger(pid) || pid <= 0 || !runs(pid, 'anvil')) {
+    rmSync(pidFile, { force: true }); // not running any more, or the pid was reused by an unrelated process
+    return;
+  }
+  const watchdogFile = join(stateDir, 'watchdog.pid');
+  const watchdog = existsSync(watchdogFile) ? Number(readFileSync(watchdogFile, 'utf8')) : 0;
+  if (watchdog > 0 && watchdog !== ownWatchdogPid() && runs(watchdog, 'watchdog-process')) {
+    for (let waited = 0; waited < LEFTOVER_WAIT_MS && isRunning(pid) && isRunning(watchdog); waited += 50) await sleep(50);
+  }
+  if (isRunning(pid) && runs(pid, 'anvil')) {
+    const rpcUrlFile = join(stateDir, 'rpc-url');
+    if (existsSync(rpcUrlFile)) {
+      // a leftover that does not answer keeps the state file as it is
+      await dumpState(readFileSync(rpcUrlFile, 'utf8').trim(), join(stateDir, 'state.json')).catch(() => undefined);
+    }
+    await stopProcess(pid);
+  }
   rmSync(pidFile, { force: true });
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return; // not running any more (or no procfs): nothing to stop
-  }
-  if (!cmdline.includes('anvil')) return; // the pid was reused by an unrelated process
-  const rpcUrlFile = join(stateDir, 'rpc-url');
-  if (existsSync(rpcUrlFile)) {
-    // a leftover that does not answer keeps the state file as it is
-    await dumpState(readFileSync(rpcUrlFile, 'utf8').trim(), join(stateDir, 'state.json')).catch(() => undefined);
-  }
-  process.kill(pid, 'SIGINT');
-  for (let waited = 0; waited < 5_000 && isRunning(pid); waited += 50) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (isRunning(pid)) process.kill(pid, 'SIGKILL');
 }
 
 /**
@@ -112,7 +109,10 @@ function spawnPrivately(command: string, args: string[]): ChildProcessByStdio<nu
     previous = undefined;
   }
   try {
-    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // detached: a session and process group of its own, so Ctrl-C (SIGINT to the terminal's foreground group),
+    // SIGHUP and signals sent to the service's group reach the service, which writes the chain's state and then
+    // stops it; the chain never exits before that last dump. watchdog.ts stops it if the service is killed.
+    return spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   } finally {
     if (previous !== undefined) process.umask(previous);
   }
@@ -185,6 +185,9 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   child.off('exit', onEarlyExit);
   const pid = child.pid ?? -1;
   if (pidFile) writeFileSync(pidFile, String(pid), { mode: 0o600 });
+  const stateFile = options.stateDir ? join(options.stateDir, 'state.json') : undefined;
+  watchChain({ pid, rpcUrl, ...(stateFile ? { stateFile } : {}) }, options.stateDir);
+  void exited.then(() => unwatchChain(pid));
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

@@ -30,10 +30,11 @@ export interface NetworkGateway {
    */
   followRegistry(options: FollowerOptions): RegistryEventFollower;
   /**
-   * Resolves once everything the chain holds now survives a hard kill of the service: at once for an external chain,
-   * after the local chain's state is written for an embedded one. Call it before reporting what a block holds.
+   * Resolves once block `block` (default: everything the chain holds now) survives a hard kill of the service: at
+   * once for an external chain, after the local chain's state is written for an embedded one. Call it before
+   * reporting what a block holds (a transaction, a receipt, a completed session).
    */
-  makeDurable(): Promise<void>;
+  makeDurable(block?: bigint): Promise<void>;
   /** Unix time of a block. */
   blockTimestamp(blockNumber: bigint): Promise<number>;
   /** True while the service's own chain for this network is being restarted. */
@@ -54,7 +55,7 @@ export interface NetworkHealth {
 
 /** What the gateway needs of the supervisor of an embedded chain (supervisor.ts). */
 export interface LocalChainControl extends ChainRunState {
-  makeDurable(): Promise<void>;
+  makeDurable(block?: bigint): Promise<void>;
   /** Calls the listener with the chain's head after each restart from the state file. */
   onRestart(listener: (head: bigint) => void): () => void;
 }
@@ -100,7 +101,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
       localChain?.onRestart((head) => void follower.rewind(head));
       return follower;
     },
-    makeDurable: () => localChain?.makeDurable() ?? Promise.resolve(),
+    makeDurable: (block) => localChain?.makeDurable(block) ?? Promise.resolve(),
     blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
     restarting: () => localChain?.downReason() !== undefined,
   };

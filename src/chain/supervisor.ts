@@ -7,12 +7,14 @@
 //   onFatal is called: the service exits non-zero, so that whatever supervises the service starts it afresh.
 // - Durability: the supervisor writes the state file itself (chain-state.ts) whenever the chain's head moved (a
 //   watch every 250 ms), and makeDurable() lets a caller wait until what the chain holds now is in the file, so
-//   the service reports nothing (a completed session) that a hard kill could take back. `durableBlock` is that
-//   watermark: every block up to it is in the file.
+//   the service reports nothing (a completed session, a relayed transaction, a UserOperation receipt) that a hard
+//   kill could take back. `durableBlock` is that watermark: every block up to it is in the file. It is also written
+//   to `durable-block` beside the state file, for programs outside the service (the identity-app CLI) that report
+//   a transaction they sent to the chain.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chainUnreachable } from '../core/errors.js';
-import { blockNumberOf, dumpState } from './chain-state.js';
+import { blockNumberOf, DURABLE_BLOCK_FILE, dumpState, writeAtomically } from './chain-state.js';
 import { type DevChain, startDevChain } from './devchain.js';
 import type { ChainRunState } from './reachability.js';
 
@@ -26,7 +28,7 @@ export interface SupervisorOptions {
   /** The network's name, for the errors callers see. */
   network: string;
   chainId: number;
-  /** Holds state.json, anvil.pid and rpc-url. */
+  /** Holds state.json, durable-block, anvil.pid and rpc-url. */
   stateDir: string;
   /** Wait before each restart attempt; as many attempts as entries. Default 0, 250, 500, 1000, 2000 ms. */
   restartDelaysMs?: readonly number[];
@@ -48,6 +50,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
   readonly #options: SupervisorOptions;
   readonly #stateFile: string;
   readonly #rpcUrlFile: string;
+  readonly #durableBlockFile: string;
   readonly #restartListeners = new Set<(head: bigint) => void>();
   #chain: DevChain;
   #down: string | undefined;
@@ -62,6 +65,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
     this.#options = options;
     this.#stateFile = join(options.stateDir, 'state.json');
     this.#rpcUrlFile = join(options.stateDir, 'rpc-url');
+    this.#durableBlockFile = join(options.stateDir, DURABLE_BLOCK_FILE);
   }
 
   /** Starts anvil from the state file (if there is one) and supervises it. */
@@ -71,7 +75,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
     try {
       // Tools such as the identity-app CLI find the running chain here, while it runs.
       writeFileSync(supervisor.#rpcUrlFile, `${chain.rpcUrl}\n`, { mode: 0o600 });
-      supervisor.#durableBlock = await blockNumberOf(chain.rpcUrl, HEAD_TIMEOUT_MS);
+      await supervisor.#setDurable(await blockNumberOf(chain.rpcUrl, HEAD_TIMEOUT_MS));
     } catch (error) {
       await supervisor.stop();
       throw error;
@@ -119,25 +123,30 @@ export class ChainSupervisor implements DevChain, ChainRunState {
   }
 
   /**
-   * Resolves once every block the chain holds now is in the state file: at once when nothing was mined since the
-   * last dump, else after one dump (tens of ms; concurrent callers share it). Rejects with the named error while
-   * the chain is down.
+   * Resolves once every block up to `block` (default: every block the chain holds now) is in the state file: at
+   * once when the last dump holds it, else after one dump (tens of ms; concurrent callers share it, and a dump
+   * asked for after the block was mined counts). Rejects with the named error while the chain is down.
    */
-  async makeDurable(): Promise<void> {
+  async makeDurable(block?: bigint): Promise<void> {
     for (;;) {
       if (this.#down) throw chainUnreachable(this.#options.network, this.#down);
+      if (block !== undefined && block <= this.#durableBlock) return;
       const rpcUrl = this.#chain.rpcUrl;
       let head: bigint;
       try {
-        head = await blockNumberOf(rpcUrl, HEAD_TIMEOUT_MS);
+        head = block ?? (await blockNumberOf(rpcUrl, HEAD_TIMEOUT_MS));
       } catch (error) {
         throw chainUnreachable(this.#options.network, this.#down ?? firstLine(error));
       }
       if (head <= this.#durableBlock) return;
-      this.#dumping ??= this.#dump(rpcUrl, head).finally(() => {
+      // a dump under way may have been asked for before the block was mined: then it does not count, and one more
+      // is asked for (after it, so that the file is written in order)
+      this.#dumping ??= this.#dump(rpcUrl).finally(() => {
         this.#dumping = undefined;
       });
       await this.#dumping;
+      if (head <= this.#durableBlock) return;
+      block = head;
     }
   }
 
@@ -152,10 +161,15 @@ export class ChainSupervisor implements DevChain, ChainRunState {
     return this.#stopping;
   }
 
-  async #dump(rpcUrl: string, head: bigint): Promise<void> {
-    await dumpState(rpcUrl, this.#stateFile);
-    // a dump holds at least the blocks up to the head read before it
-    if (head > this.#durableBlock) this.#durableBlock = head;
+  async #dump(rpcUrl: string): Promise<void> {
+    await this.#setDurable(await dumpState(rpcUrl, this.#stateFile));
+  }
+
+  /** The watermark moves (here and in its file) only forward, except after a restart: then it is what was loaded. */
+  async #setDurable(block: bigint, restarted = false): Promise<void> {
+    if (block <= this.#durableBlock && !restarted) return;
+    this.#durableBlock = block;
+    await writeAtomically(this.#durableBlockFile, `${block}\n`).catch((error: unknown) => this.#options.onEvent?.({ kind: 'dump-failed', error }));
   }
 
   #scheduleWatch(): void {
@@ -197,7 +211,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
         });
         this.#chain = chain;
         // what the chain holds now is what the file holds; blocks mined from here on are new
-        this.#durableBlock = head;
+        await this.#setDurable(head, true);
         this.#restarts++;
         this.#down = undefined;
         this.#follow(chain);

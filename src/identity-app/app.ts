@@ -2,9 +2,11 @@
 // local chains (attest a mock document, submit verifySelfProof, report to the deep link's callback) or
 // declines (a failure callback). The CLI (cli.ts) is a thin shell over approve() and reject().
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
+import { DURABLE_BLOCK_FILE } from '../chain/chain-state.js';
 import { type ClientOptions, createChainClient, createChainWallet } from '../chain/clients.js';
 import { type DevAccounts, loadDevAccounts } from '../chain/embedded.js';
 import { type SelfApp, selfAppFromDeepLink } from '../core/deep-link.js';
@@ -205,6 +207,26 @@ function localRpcUrl(network: NetworkName, options: LocalChainOptions): string {
   return url;
 }
 
+/** How long the app waits for the service to write its transaction's block to the chain's state file. */
+const DURABLE_TIMEOUT_MS = 10_000;
+
+/**
+ * Resolves true once the service running the local chain has written block `block` to the chain's state file (its
+ * supervisor keeps the number in `durable-block`): from then on a restart of the service cannot take the app's
+ * transaction back. The service's own answer to the callback usually waited for that already. False when the
+ * chain is not the service's (an --rpc-url of another node) or the service did not write it in time.
+ */
+async function waitDurable(network: NetworkName, block: bigint, options: LocalChainOptions): Promise<boolean> {
+  if (options.rpcUrl) return false;
+  const file = join(options.dataDir, 'chains', network, DURABLE_BLOCK_FILE);
+  for (const deadline = Date.now() + DURABLE_TIMEOUT_MS; Date.now() < deadline; ) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    if (/^\d+\s*$/.test(text) && BigInt(text.trim()) >= block) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return false;
+}
+
 function devAccounts(dataDir: string): DevAccounts {
   const file = join(dataDir, 'dev-accounts.json');
   if (!existsSync(file)) {
@@ -249,6 +271,8 @@ export type ApproveResult =
       txHash: Hex;
       blockNumber: bigint;
       nullifier: bigint;
+      /** The service has written the transaction's block to the chain's state file: a restart keeps it. */
+      durable: boolean;
       callback: CallbackOutcome;
     }
   | {
@@ -320,12 +344,14 @@ export async function approve(options: ApproveOptions): Promise<ApproveResult> {
   const result = await serialized(accounts.identityApp.address, () => prove({ client, wallet, attester: accounts.attester, request, document, hub }));
   if (result.status === 'submitted') {
     const callback = await sendCallback(callbackUrl, { status: 'success', txHash: result.txHash }, options);
+    const durable = await waitDurable(network, result.blockNumber, options);
     return {
       status: 'submitted',
       network,
       txHash: result.txHash,
       blockNumber: result.blockNumber,
       nullifier: result.nullifier,
+      durable,
       callback,
     };
   }

@@ -40,7 +40,8 @@ Reject:
 
   -h, --help               print this text
 
-Output: one JSON line, e.g. {"status":"submitted","txHash":"0x…","network":"testnet","callback":200}
+Output: one JSON line, e.g. {"status":"submitted","txHash":"0x…","network":"testnet","durable":true,"callback":200}
+("durable": the service has written the block to the chain's state file, so a restart keeps the transaction)
 (callback: the callback's HTTP status). Exit codes: 0 done and the callback accepted it; 1 the proof was
 refused, the callback failed or the local chain is unusable; 2 bad arguments.
 `;

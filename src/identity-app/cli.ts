@@ -40,6 +40,7 @@ async function run(args: readonly string[]): Promise<{ output?: Record<string, u
         network: result.network,
         blockNumber: Number(result.blockNumber),
         nullifier: result.nullifier.toString(),
+        durable: result.durable,
         ...callbackFields(result.callback),
       },
       code: result.callback.ok ? EXIT_OK : EXIT_FAILED,

@@ -58,5 +58,7 @@ export async function provisionDemoAgent(setup: DemoAgentSetup): Promise<{ accou
     document: mockDocumentFor(`demo-agent:${account.address}`),
   });
   if (proof.status !== 'submitted') throw new Error(`the demo agent could not be registered on ${setup.network}: ${proof.reason}`);
+  // reported as registered (and kept in DATA_DIR) only once a restart of the chain cannot take it back
+  await gateway.makeDurable(proof.blockNumber);
   return { account, registeredNow: true };
 }

@@ -127,7 +127,7 @@ describe('npm start as a process', () => {
     signal: (s: NodeJS.Signals) => void;
   }
 
-  /** What `npm start` runs (`node dist/main.js`, one process: killing it hard leaves its chains behind). */
+  /** What `npm start` runs (`node dist/main.js`, one process; its chains and their watchdog run in sessions of their own). */
   function start(dataDir: string, port: number): Started {
     const [command, args] = serviceCommand;
     const child = spawn(command, args, {
@@ -188,7 +188,38 @@ describe('npm start as a process', () => {
   const testnetRpc = (started: Started): string => /"network":"testnet","chainId":11142220,"rpcUrl":"([^"]+)"/.exec(started.stdout())![1]!;
   const registriesOf = (started: Started): string[] => [...started.stdout().matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]!);
 
-  it('stops the chains a hard-killed service left behind, and keeps their state', async () => {
+  const waitGone = async (pids: number[]): Promise<boolean> => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && pids.some(isAlive); ) await new Promise((r) => setTimeout(r, 50));
+    return !pids.some(isAlive);
+  };
+  const watchdogPid = (dataDir: string): number => Number(readFileSync(join(dataDir, 'chains', 'testnet', 'watchdog.pid'), 'utf8'));
+
+  it('has its watchdog write and stop the chains of a service killed hard, keeping what another program sent them', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+
+    const first = start(dataDir, port);
+    await waitHealthy(port, first);
+    const registries = registriesOf(first);
+    // sent straight to the chain, not through the service: only a dump after the service died can keep it
+    const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);
+    const chains = anvilPids(dataDir);
+    first.signal('SIGKILL');
+    await first.exited;
+    expect(await waitGone(chains)).toBe(true);
+
+    const second = start(dataDir, port);
+    await waitHealthy(port, second);
+    expect(registriesOf(second)).toEqual(registries);
+    const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
+    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBeGreaterThan(0n);
+    const secondPids = anvilPids(dataDir);
+    second.signal('SIGINT');
+    await second.exited;
+    expect(secondPids.some(isAlive)).toBe(false);
+  }, 90_000);
+
+  it('stops the chains left behind when the watchdog died with the service, and keeps their state', async () => {
     const dataDir = tempDir();
     const port = await freePort();
 
@@ -196,21 +227,18 @@ describe('npm start as a process', () => {
     await waitHealthy(port, first);
     const registries = registriesOf(first);
     const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);
-    const registered = await new RegistryGateway(createChainClient('testnet', { rpcUrl: testnetRpc(first) }), registries[1] as Address).agentIdOf(
-      addressAgentKey(agent),
-    );
-    expect(registered).toBeGreaterThan(0n);
     const orphans = anvilPids(dataDir);
+    process.kill(watchdogPid(dataDir), 'SIGKILL');
     first.signal('SIGKILL');
     await first.exited;
-    expect(orphans.every(isAlive)).toBe(true); // the service had no chance to stop them
+    expect(orphans.every(isAlive)).toBe(true); // nobody was left to stop them
 
     const second = start(dataDir, port);
     await waitHealthy(port, second);
     expect(orphans.some(isAlive)).toBe(false);
     expect(registriesOf(second)).toEqual(registries);
     const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
-    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBe(registered);
+    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBeGreaterThan(0n);
 
     const secondPids = anvilPids(dataDir);
     second.signal('SIGINT');

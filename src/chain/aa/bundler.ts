@@ -2,7 +2,9 @@
 // account-abstraction proxy allows. An operation is validated by simulation (the EntryPoint's own
 // simulateValidation) before it is accepted, then included by the executor in a handleOps transaction; on a local
 // chain that is mined at once. Receipts come from the EntryPoint's logs, so they survive a restart; the operations
-// sent through this instance are also remembered (a bounded number) to answer before they are mined.
+// sent through this instance are also remembered (a bounded number) to answer before they are mined. A receipt is
+// given only once its block is in the chain's state file (makeDurable), so no answer names an inclusion that a
+// restart of the chain takes back.
 // Not done here, as a public mempool would need: ERC-7562 opcode and storage rules, reputation, stake checks,
 // replacement by fee. The operations come through our own service, to our own chain.
 import { type Address, type Hash, isAddressEqual, isHash, numberToHex, type RpcStateOverride } from 'viem';
@@ -32,6 +34,11 @@ export interface LocalBundlerOptions {
   maxTrackedOperations?: number;
   /** Operations per handleOps transaction at most (default 8). */
   maxBundleSize?: number;
+  /**
+   * Resolves once `block` survives a restart of the chain (its state file holds it): an operation is reported
+   * included (receipt, block) only then. Default: at once, for a chain that keeps what it mined.
+   */
+  makeDurable?: (block: bigint) => Promise<void>;
 }
 
 export interface LocalBundler extends RpcService {
@@ -69,6 +76,7 @@ export function createLocalBundler(options: LocalBundlerOptions): LocalBundler {
   const beneficiary = options.beneficiary ?? wallet.account.address;
   const fromBlock = options.fromBlock ?? 0n;
   const maxTracked = options.maxTrackedOperations ?? 1024;
+  const makeDurable = options.makeDurable ?? (() => Promise.resolve());
   const submitter = createBundleSubmitter({ client, wallet, entryPoint, beneficiary, maxBundleSize: options.maxBundleSize ?? 8 });
   const tracked = new Map<Hash, Tracked>();
   const getChainId = chainIdOnce(client);
@@ -150,7 +158,9 @@ export function createLocalBundler(options: LocalBundlerOptions): LocalBundler {
     eth_getUserOperationReceipt: async (params) => {
       const hash = hashParam(params);
       const transactionHash = await transactionOf(hash);
-      return transactionHash ? readUserOperationReceipt(client, entryPoint, hash, transactionHash) : null;
+      const receipt = transactionHash ? await readUserOperationReceipt(client, entryPoint, hash, transactionHash) : null;
+      if (receipt) await makeDurable(BigInt(receipt.receipt.blockNumber));
+      return receipt;
     },
 
     eth_getUserOperationByHash: async (params): Promise<RpcUserOperationByHash | null> => {
@@ -161,7 +171,9 @@ export function createLocalBundler(options: LocalBundlerOptions): LocalBundler {
       }
       const transactionHash = entry?.transactionHash ?? (await findUserOperationTransaction(client, entryPoint, hash, fromBlock));
       if (!transactionHash) return null;
-      return readUserOperationFromTransaction(client, entryPoint, await getChainId(), hash, transactionHash);
+      const found = await readUserOperationFromTransaction(client, entryPoint, await getChainId(), hash, transactionHash);
+      if (found?.blockNumber) await makeDurable(BigInt(found.blockNumber));
+      return found;
     },
 
     eth_gasPrice: () => client.request({ method: 'eth_gasPrice' }),

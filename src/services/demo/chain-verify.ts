@@ -118,6 +118,8 @@ export class DemoChainVerifyService {
     const nullifier = agent?.view.nullifier ?? 0n;
     const remaining = await this.#take(`${network}:${nullifier}`);
     const sent = await contract.send(call);
+    // the answer names the transaction: a restart of a local chain must not take it back (nonce and counts with it)
+    await this.chains.get(network).makeDurable(sent.blockNumber);
     const counts = await contract.counts(call.agentKey);
     return {
       txHash: sent.txHash,
