@@ -220,7 +220,13 @@ function describe(url: string, chains: ChainGateway, accountAbstraction: Running
     for (const [name, address] of Object.entries(gateway.contracts)) lines.push(`    ${name.padEnd(14)} ${address}`);
     const aa = accountAbstraction[gateway.network];
     if (aa) {
-      for (const name of ['entryPoint', 'accountFactory', 'paymaster'] as const) lines.push(`    ${name.padEnd(14)} ${aa[name]}`);
+      const rows: [string, string][] = [
+        ['entryPoint', aa.entryPoint],
+        ['accountFactory', `${aa.accountFactory} (passkey accounts)`],
+        ['simpleFactory', `${aa.simpleAccountFactory} (SimpleAccount v0.7, implementation ${aa.simpleAccountImplementation})`],
+        ['paymaster', aa.paymaster],
+      ];
+      for (const [name, value] of rows) lines.push(`    ${name.padEnd(14)} ${value}`);
       lines.push(`    ${'bundler'.padEnd(14)} ${url}/api/aa/bundler?chainId=${gateway.chainId} (local bundler and paymaster)`);
     }
   }

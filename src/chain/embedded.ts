@@ -36,7 +36,7 @@ export interface EmbeddedNetwork {
   /** True when the contracts were deployed by this start rather than reused. */
   deployedNow: boolean;
   clientOptions: ClientOptions;
-  /** The ERC-4337 stack: EntryPoint v0.7, the passkey account factory, the sponsor paymaster. */
+  /** The ERC-4337 stack: EntryPoint v0.7, SimpleAccountFactory v0.7, the passkey account factory, the sponsor paymaster. */
   aa: AccountAbstractionAddresses;
   /** ms from spawning anvil until its RPC answered, then until our contracts were deployed or found in place. */
   timings: { rpcMs: number; contractsMs: number };

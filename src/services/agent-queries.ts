@@ -122,13 +122,31 @@ export interface AccountAbstractionContracts {
   /** The factory of the smartwallet mode's passkey accounts, where the service runs one. */
   accountFactory?: Address;
   paymaster?: Address;
+  /** SimpleAccountFactory v0.7, where the service runs one, and the implementation its accounts proxy to. */
+  simpleAccountFactory?: Address;
+  simpleAccountImplementation?: Address;
 }
 
-export interface AccountAbstractionDiscovery extends AccountAbstractionContracts {
+/**
+ * One kind of smart account a network's factories deploy, named by `kind` so a client picks the one its SDK builds
+ * (`simple`: viem's or permissionless' `toSimpleSmartAccount` with `factoryAddress`). The paymaster sponsors every
+ * kind alike.
+ */
+export type SmartAccountKind =
+  | { kind: 'passkey'; factory: Address; description: string }
+  | { kind: 'simple'; factory: Address; implementation: Address; version: '0.7'; description: string };
+
+export interface AccountAbstractionDiscovery {
   chainId: number;
   entryPointVersion: '0.7';
-  /** What the factory deploys, so a client knows how the account signs and executes. */
+  entryPoint: Address;
+  /** The passkey factory, as `accounts` names it too: kept for clients written before `accounts`. */
+  accountFactory?: Address;
+  paymaster?: Address;
+  /** What the passkey factory deploys (with `accountFactory`). */
   account?: string;
+  /** Every kind of account this network's factories deploy; absent where the service runs none (a hosted provider). */
+  accounts?: SmartAccountKind[];
   /** The proxy: a token first, then bundler and paymaster calls with it. */
   tokenUrl: string;
   bundlerUrl: string;
@@ -149,6 +167,8 @@ export interface DiscoveryDocument {
 
 const PASSKEY_ACCOUNT =
   'PasskeyAccount: ERC-1167 clone owned by one WebAuthn P-256 passkey; ERC-7821 batched execute, ERC-1271 signatures with ERC-7739 (bound to the account and chain); factory createAccount(bytes32 x, bytes32 y, uint256 salt)';
+const SIMPLE_ACCOUNT =
+  'SimpleAccount v0.7 (@account-abstraction/contracts 0.7.0): ERC-1967 proxy owned by one ECDSA key, which signs the UserOperation hash (EIP-191); execute and executeBatch; no ERC-1271, so it cannot be a smartwallet guardian; factory createAccount(address owner, uint256 salt)';
 
 export const ERC8004_REGISTRATION_TYPE = 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1';
 
@@ -553,11 +573,29 @@ export class AgentQueryService {
     const proxy = (route: string, chainId: number) => `${this.#options.publicUrl}/api/aa/${route}?chainId=${chainId}`;
     const entries = Object.entries(contracts).map(([network, c]) => {
       const { chainId } = NETWORKS[network as NetworkName];
+      const accounts: SmartAccountKind[] = [
+        ...(c.accountFactory ? [{ kind: 'passkey' as const, factory: c.accountFactory, description: PASSKEY_ACCOUNT }] : []),
+        ...(c.simpleAccountFactory && c.simpleAccountImplementation
+          ? [
+              {
+                kind: 'simple' as const,
+                factory: c.simpleAccountFactory,
+                implementation: c.simpleAccountImplementation,
+                version: '0.7' as const,
+                description: SIMPLE_ACCOUNT,
+              },
+            ]
+          : []),
+      ];
+      // field by field: the contracts a caller passes may carry more than this document shows
       const discovery: AccountAbstractionDiscovery = {
         chainId,
         entryPointVersion: '0.7',
-        ...c,
+        entryPoint: c.entryPoint,
+        ...(c.accountFactory ? { accountFactory: c.accountFactory } : {}),
+        ...(c.paymaster ? { paymaster: c.paymaster } : {}),
         ...(c.accountFactory ? { account: PASSKEY_ACCOUNT } : {}),
+        ...(accounts.length > 0 ? { accounts } : {}),
         tokenUrl: proxy('token', chainId),
         bundlerUrl: proxy('bundler', chainId),
         paymasterUrl: proxy('paymaster', chainId),

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { accountAbstractionAddresses } from '../../src/chain/aa/deploy-aa.js';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/http/openapi/document.js';
 import { DOCS_ASSET_ROUTES } from '../../src/http/routes/docs.js';
 import { healthSchema } from '../../src/http/routes/health.js';
@@ -435,5 +436,39 @@ describe('OpenAPI document', () => {
         expectConforms(res, 'get', path);
       }
     });
+  });
+
+  it('documents the discovery document with ERC-4337 stacks: both account kinds locally, only the EntryPoint at a provider', async () => {
+    const local = accountAbstractionAddresses(privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address);
+    const { app: withStacks } = testApp(networks.chains, {
+      publicUrl: PUBLIC_URL,
+      // the local stack as main passes it: every address it deployed, more than discovery shows
+      accountAbstraction: { testnet: local, mainnet: { entryPoint: local.entryPoint } },
+    });
+    const res = await request(withStacks).get('/.well-known/self-agent-id.json');
+    expectConforms(res, 'get', '/.well-known/self-agent-id.json');
+    const { testnet, mainnet } = res.body.accountAbstraction;
+    expect(testnet).toEqual({
+      chainId: TESTNET,
+      entryPointVersion: '0.7',
+      entryPoint: local.entryPoint,
+      accountFactory: local.accountFactory,
+      paymaster: local.paymaster,
+      account: expect.stringMatching(/^PasskeyAccount: /),
+      accounts: [
+        { kind: 'passkey', factory: local.accountFactory, description: testnet.account },
+        {
+          kind: 'simple',
+          factory: local.simpleAccountFactory,
+          implementation: local.simpleAccountImplementation,
+          version: '0.7',
+          description: expect.stringMatching(/^SimpleAccount v0\.7 /),
+        },
+      ],
+      tokenUrl: `${PUBLIC_URL}/api/aa/token?chainId=${TESTNET}`,
+      bundlerUrl: `${PUBLIC_URL}/api/aa/bundler?chainId=${TESTNET}`,
+      paymasterUrl: `${PUBLIC_URL}/api/aa/paymaster?chainId=${TESTNET}`,
+    });
+    expect(Object.keys(mainnet).sort()).toEqual(['bundlerUrl', 'chainId', 'entryPoint', 'entryPointVersion', 'paymasterUrl', 'tokenUrl']);
   });
 });

@@ -1,5 +1,6 @@
 // The local ERC-4337 bundler and paymaster services on a real anvil, driven the way wallets drive them: viem's
 // bundler client (prepare, estimate, send, wait) and its ERC-7677 paymaster client, over the loopback JSON-RPC server.
+import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { type Address, type Hex, http, numberToHex, parseEther } from 'viem';
 import {
   type BundlerClient,
@@ -22,7 +23,6 @@ import { type AaRpcServer, startAaRpcServer } from '../../src/chain/aa/rpc-serve
 import { fund } from '../../src/chain/embedded.js';
 import { softwarePasskey } from '../support/aa.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
-import { deploySimpleAccountFactory, toSimpleAccount } from '../support/simple-account.js';
 
 interface RpcAnswer {
   result?: unknown;
@@ -51,6 +51,14 @@ describe('local ERC-4337 bundler and paymaster', () => {
 
   const passkeyAccount = (): Promise<PasskeySmartAccount> =>
     toPasskeySmartAccount({ client: system.client, owner: softwarePasskey(), factory: aa.accountFactory });
+  /** The published SimpleAccount v0.7 (an ECDSA owner), from the canonical factory the stack deploys, as permissionless builds it. */
+  const simpleAccount = (): Promise<SmartAccount> =>
+    toSimpleSmartAccount({
+      client: system.client,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      factoryAddress: aa.simpleAccountFactory,
+      entryPoint: { address: aa.entryPoint, version: '0.7' },
+    });
 
   /** The executor got back at least what its handleOps transaction cost (preVerificationGas covers the overhead). */
   async function expectExecutorRepaid(receipt: UserOperationReceipt): Promise<void> {
@@ -153,8 +161,7 @@ describe('local ERC-4337 bundler and paymaster', () => {
   });
 
   it('includes operations of an ECDSA account too (the published SimpleAccount)', async () => {
-    const factory = await deploySimpleAccountFactory(system.client, system.operator);
-    const account: SmartAccount = await toSimpleAccount({ client: system.client, factory, owner: privateKeyToAccount(generatePrivateKey()) });
+    const account = await simpleAccount();
     await fund(system.client, account.address, parseEther('1'));
     const hash = await bundlerClient.sendUserOperation({ account, calls: [{ to: account.address, value: 1n }] });
     const receipt = await bundlerClient.waitForUserOperationReceipt({ hash, pollingInterval: 10 });
@@ -226,8 +233,11 @@ describe('local ERC-4337 bundler and paymaster', () => {
     expect(await elsewhere.json()).toMatchObject({ error: { code: -32600 } });
   });
 
-  it('sponsors operations through the paymaster RPC, then refuses the sender over its limit', async () => {
-    const account = await passkeyAccount(); // no funds: the paymaster pays
+  it.each([
+    ['a passkey account', () => passkeyAccount()],
+    ['a SimpleAccount', () => simpleAccount()],
+  ])('sponsors operations of %s through the paymaster RPC, then refuses the sender over its limit', async (_kind, newAccount) => {
+    const account: SmartAccount = await newAccount(); // no funds: the paymaster pays
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
     const depositOf = (): Promise<bigint> =>
       system.client.readContract({ address: aa.entryPoint, abi: entryPoint07Abi, functionName: 'balanceOf', args: [aa.paymaster] });

@@ -43,6 +43,8 @@ export interface TestAppOptions {
   push?: Pick<A2aAgentOptions, 'pushResolver' | 'pushRetryDelaysMs'>;
   /** How often an open A2A stream gets a keep-alive comment (ms). */
   streamKeepAliveMs?: number;
+  /** The ERC-4337 contracts per network that discovery names (default: none). */
+  accountAbstraction?: ServiceOptions['accountAbstraction'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -64,6 +66,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
+    ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,

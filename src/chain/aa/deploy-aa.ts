@@ -1,18 +1,24 @@
-// The ERC-4337 stack of a chain we run ourselves: EntryPoint v0.7 at its canonical address, the passkey account
-// factory and the sponsor paymaster, all through the deterministic deployment proxy. Their addresses follow from
-// the bytecode (and the paymaster's owner and signer), so they are the same on both local chains and after a
-// restart, and a start only sends what is missing: no record to keep, and a changed contract lands at a new
-// address by itself.
+// The ERC-4337 stack of a chain we run ourselves: EntryPoint v0.7 and SimpleAccountFactory v0.7 at their canonical
+// addresses, the passkey account factory and the sponsor paymaster, all through the deterministic deployment proxy.
+// Their addresses follow from the bytecode (and the paymaster's owner and signer), so they are the same on both
+// local chains and after a restart, and a start only sends what is missing: no record to keep, and a changed
+// contract lands at a new address by itself.
 import { type Address, encodeAbiParameters, getContractAddress, type Hex, keccak256, parseEther, stringToHex } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
 import { passkeyAccountFactoryBytecode, sponsorPaymasterBytecode } from '../artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../clients.js';
 import { DETERMINISTIC_DEPLOYER, deployDeterministic, deployEntryPointV07, ENTRY_POINT_V07 } from './entry-point.js';
+import { deploySimpleAccountFactoryV07, SIMPLE_ACCOUNT_FACTORY_V07, SIMPLE_ACCOUNT_V07 } from './simple-account-factory.js';
 
 export interface AccountAbstractionAddresses {
   entryPoint: Address;
+  /** PasskeyAccountFactory: the smartwallet mode's passkey accounts. */
   accountFactory: Address;
   paymaster: Address;
+  /** The canonical SimpleAccountFactory v0.7: what standard ERC-4337 clients (viem, permissionless) look for. */
+  simpleAccountFactory: Address;
+  /** The SimpleAccount implementation its accounts proxy to (its `accountImplementation()`). */
+  simpleAccountImplementation: Address;
 }
 
 export interface DeployAccountAbstractionOptions {
@@ -48,6 +54,8 @@ export function accountAbstractionAddresses(paymasterOwner: Address, paymasterSi
     entryPoint: ENTRY_POINT_V07,
     accountFactory: deterministicAddress(passkeyAccountFactoryBytecode, FACTORY_SALT),
     paymaster: deterministicAddress(paymasterCreationCode(paymasterOwner, paymasterSigner), PAYMASTER_SALT),
+    simpleAccountFactory: SIMPLE_ACCOUNT_FACTORY_V07,
+    simpleAccountImplementation: SIMPLE_ACCOUNT_V07,
   };
 }
 
@@ -66,8 +74,9 @@ async function deployOnce(client: ChainClient, address: Address, deploy: () => P
 }
 
 /**
- * Deploys what is missing of EntryPoint v0.7, PasskeyAccountFactory and SponsorPaymaster, and tops the paymaster's
- * EntryPoint deposit up to `deposit` when it is under `minimumDeposit`. Safe to call on every start.
+ * Deploys what is missing of EntryPoint v0.7, SimpleAccountFactory v0.7, PasskeyAccountFactory and SponsorPaymaster,
+ * and tops the paymaster's EntryPoint deposit up to `deposit` when it is under `minimumDeposit`. Safe to call on
+ * every start.
  */
 export async function deployAccountAbstraction(options: DeployAccountAbstractionOptions): Promise<AccountAbstractionAddresses> {
   const { client, wallet, paymasterSigner } = options;
@@ -75,17 +84,19 @@ export async function deployAccountAbstraction(options: DeployAccountAbstraction
   const target = options.deposit ?? DEFAULT_DEPOSIT;
   const minimum = options.minimumDeposit ?? DEFAULT_MINIMUM_DEPOSIT;
   const addresses = accountAbstractionAddresses(owner, paymasterSigner);
-  const { entryPoint, accountFactory, paymaster } = addresses;
+  const { entryPoint, accountFactory, paymaster, simpleAccountFactory } = addresses;
 
-  // one round trip on a restart: the three codes and the deposit, batched
-  const [entryPointThere, factoryThere, paymasterThere, balance] = await Promise.all([
+  // one round trip on a restart: the four codes and the deposit, batched
+  const [entryPointThere, simpleFactoryThere, factoryThere, paymasterThere, balance] = await Promise.all([
     hasCode(client, entryPoint),
+    hasCode(client, simpleAccountFactory),
     hasCode(client, accountFactory),
     hasCode(client, paymaster),
     client.readContract({ address: entryPoint, abi: entryPoint07Abi, functionName: 'balanceOf', args: [paymaster] }).catch(() => 0n),
   ]);
   // one sender: the deployments go one after the other
   if (!entryPointThere) await deployOnce(client, entryPoint, () => deployEntryPointV07(client, wallet));
+  if (!simpleFactoryThere) await deployOnce(client, simpleAccountFactory, () => deploySimpleAccountFactoryV07(client, wallet));
   if (!factoryThere) {
     await deployOnce(client, accountFactory, () => deployDeterministic(client, wallet, passkeyAccountFactoryBytecode, FACTORY_SALT));
   }

@@ -8,6 +8,8 @@
 //
 // Sponsorship policy:
 // - Only operations for the configured EntryPoint (v0.7) on this chain; others are refused as invalid params.
+// - Any account of that EntryPoint, whichever factory made it (our passkey accounts, SimpleAccount v0.7 from the
+//   canonical factory, another): the operation's sender is what the limits below count, not its kind.
 // - An approval is valid for a few minutes: validUntil is the latest block's time plus validitySeconds (default
 //   300), validAfter is 0. The EntryPoint refuses the operation after that (AA32), so a stale approval cannot be
 //   replayed later.

@@ -184,6 +184,26 @@ export const agentCardSchema = z
       '(name "Agent #<id>") where it has none, plus the proof-of-human block',
   });
 
+const smartAccountKindSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('passkey'),
+      factory: address('PasskeyAccountFactory (the same as accountFactory)'),
+      description: z.string().describe('How the account signs and executes, and the factory call that deploys it'),
+    }),
+    z.object({
+      kind: z.literal('simple'),
+      factory: address("SimpleAccountFactory v0.7 at its canonical address (toSimpleSmartAccount's factoryAddress)"),
+      implementation: address("The SimpleAccount every account proxies to (the factory's accountImplementation())"),
+      version: z.literal('0.7').describe('SimpleAccount release (@account-abstraction/contracts), for EntryPoint v0.7'),
+      description: z.string().describe('How the account signs and executes, and the factory call that deploys it'),
+    }),
+  ])
+  .meta({
+    id: 'SmartAccountKind',
+    description: "A kind of smart account the network's factories deploy: passkey (this service's PasskeyAccount) or simple (SimpleAccount v0.7)",
+  });
+
 export const discoverySchema = z
   .object({
     name: z.string().describe('Service name'),
@@ -201,9 +221,13 @@ export const discoverySchema = z
             chainId: z.number().int(),
             entryPointVersion: z.literal('0.7'),
             entryPoint: z.string().describe('ERC-4337 EntryPoint'),
-            accountFactory: z.string().optional().describe("The factory of the smartwallet mode's passkey accounts"),
+            accountFactory: z.string().optional().describe("The factory of the smartwallet mode's passkey accounts (also in accounts, kind passkey)"),
             paymaster: z.string().optional().describe('The sponsoring paymaster contract'),
-            account: z.string().optional().describe('What the factory deploys: how the account signs and executes'),
+            account: z.string().optional().describe('What accountFactory deploys: how the account signs and executes'),
+            accounts: z
+              .array(smartAccountKindSchema)
+              .optional()
+              .describe('Every kind of account the factories of this network deploy, each sponsored alike; absent where the service runs none'),
             tokenUrl: z.string().describe('POST here first for an x-aa-proxy-token'),
             bundlerUrl: z.string().describe('ERC-7769 bundler JSON-RPC through the proxy'),
             paymasterUrl: z.string().describe('ERC-7677 paymaster JSON-RPC through the proxy'),
@@ -211,7 +235,7 @@ export const discoverySchema = z
           .meta({ id: 'AccountAbstractionDiscovery' }),
       )
       .optional()
-      .describe('Per network where the proxy has a bundler: the ERC-4337 stack of the smartwallet mode'),
+      .describe('Per network where the proxy has a bundler: its ERC-4337 stack (EntryPoint, account factories, paymaster) and the proxy'),
   })
   .meta({ id: 'DiscoveryDocument' });
 
