@@ -5,45 +5,16 @@
 // that holds nothing is deployed by its first, sponsored, operation, sent through the proxy only. The one other
 // input is the chain's JSON-RPC, which a wallet has of its own: here the embedded testnet's URL from DATA_DIR, where
 // the identity-app CLI reads it too.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toSimpleSmartAccount } from 'permissionless/accounts';
-import {
-  type Address,
-  type Chain,
-  type Client,
-  createPublicClient,
-  defineChain,
-  getAddress,
-  type HttpTransportConfig,
-  http,
-  isAddressEqual,
-  type PublicClient,
-  sliceHex,
-  type Transport,
-  zeroAddress,
-} from 'viem';
-import { createBundlerClient, createPaymasterClient, type SmartAccount } from 'viem/account-abstraction';
+import { type Address, type Chain, getAddress, isAddressEqual, type PublicClient, sliceHex, type Transport, zeroAddress } from 'viem';
+import type { SmartAccount } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DiscoveredStack, discoveredStack, embeddedChainClient, sponsoredBundler } from '../support/discovered-aa.js';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.js';
-
-/** The part of /.well-known/self-agent-id.json this client reads. */
-interface Discovery {
-  accountAbstraction: Record<
-    string,
-    {
-      chainId: number;
-      entryPoint: Address;
-      paymaster: Address;
-      accounts: { kind: string; factory: Address; implementation?: Address; version?: string }[];
-      tokenUrl: string;
-      bundlerUrl: string;
-      paymasterUrl: string;
-    }
-  >;
-}
 
 /** The slot of an ERC-1967 proxy that holds its implementation. */
 const ERC1967_IMPLEMENTATION_SLOT = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc';
@@ -51,7 +22,7 @@ const ERC1967_IMPLEMENTATION_SLOT = '0x360894a13ba1a3210667c828492db98dca3e2076c
 describe('a SimpleAccount v0.7 through the service, from its discovery document alone', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'simple-account-e2e-'));
   let service: ServiceProcess;
-  let stack: Discovery['accountAbstraction'][string];
+  let stack: DiscoveredStack;
   let simple: { factory: Address; implementation: Address; version: string };
   let chain: PublicClient<Transport, Chain>;
 
@@ -64,45 +35,15 @@ describe('a SimpleAccount v0.7 through the service, from its discovery document 
       .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
   }
 
-  /** POST {tokenUrl} as a page of the service's own origin would, then the headers every proxy call carries. */
-  async function proxyHeaders(): Promise<Record<string, string>> {
-    const origin = new URL(service.base).origin;
-    const res = await fetch(stack.tokenUrl, { method: 'POST', headers: { origin } });
-    const body = (await res.json()) as { token?: string; error?: string };
-    expect(res.status, body.error).toBe(200);
-    return { origin, 'x-aa-proxy-token': body.token as string };
-  }
-
-  /** viem's bundler client for `account`, sponsored by viem's paymaster client, both on the proxy's URLs. */
-  async function proxyClients(account: SmartAccount) {
-    const fetchOptions: HttpTransportConfig['fetchOptions'] = { headers: await proxyHeaders() };
-    return createBundlerClient({
-      account,
-      client: chain as Client<Transport, Chain>,
-      transport: http(stack.bundlerUrl, { fetchOptions }),
-      paymaster: createPaymasterClient({ transport: http(stack.paymasterUrl, { fetchOptions }) }),
-      pollingInterval: 100,
-    });
-  }
+  const proxyClients = (account: SmartAccount) => sponsoredBundler(service.base, stack, account, chain);
 
   beforeAll(async () => {
     service = await startServiceProcess(dataDir);
-    const res = await fetch(`${service.base}/.well-known/self-agent-id.json`);
-    expect(res.status).toBe(200);
-    const testnet = ((await res.json()) as Discovery).accountAbstraction['testnet'];
-    if (!testnet) throw new Error('discovery names no ERC-4337 stack for testnet');
-    stack = testnet;
+    stack = await discoveredStack(service.base);
     const found = stack.accounts.find((kind) => kind.kind === 'simple');
     if (!found?.implementation || !found.version) throw new Error(`discovery names no SimpleAccount factory: ${JSON.stringify(stack.accounts)}`);
     simple = { factory: found.factory, implementation: found.implementation, version: found.version };
-    const rpcUrl = readFileSync(join(dataDir, 'chains', 'testnet', 'rpc-url'), 'utf8').trim();
-    const definition = defineChain({
-      id: stack.chainId,
-      name: 'testnet',
-      nativeCurrency: { name: 'CELO', symbol: 'CELO', decimals: 18 },
-      rpcUrls: { default: { http: [rpcUrl] } },
-    });
-    chain = createPublicClient({ chain: definition, transport: http(rpcUrl) });
+    chain = embeddedChainClient(dataDir, stack.chainId);
   }, 120_000);
 
   afterAll(async () => {
