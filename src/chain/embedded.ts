@@ -123,12 +123,7 @@ export async function startEmbeddedNetwork(
     let deployment = readDeployment(deploymentPath);
     const deployedNow = !(await isUsable(probe, deployment, chainId));
     const wallet = createChainWallet(network, accounts.operator, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });
-    if (deployedNow) {
-      deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
-      // the file names contracts the state file must hold, else the next start finds addresses without code
-      await chain.makeDurable();
-      writePrivateFile(deploymentPath, serialize(deployment));
-    }
+    if (deployedNow) deployment = await deployContracts({ client: probe, wallet, attester: accounts.attester.address });
     const ready = deployment as Deployment;
     if (options.maxAgentsPerHuman !== undefined) {
       await applyMaxAgentsPerHuman(probe, wallet, ready.contracts.registry, BigInt(options.maxAgentsPerHuman));
@@ -136,7 +131,10 @@ export async function startEmbeddedNetwork(
     // Outside the registry's fingerprint: these land at addresses derived from their code, so a change of theirs
     // deploys anew without redeploying the registry (and its agents) with it.
     const aa = await deployAccountAbstraction({ client: probe, wallet, paymasterSigner: accounts.paymasterSigner.address });
+    // one dump for everything this start sent; the deployment file names contracts the state file must hold (else
+    // the next start finds addresses without code), so it is written after
     await chain.makeDurable();
+    if (deployedNow) writePrivateFile(deploymentPath, serialize(ready));
     return {
       network,
       chain,
