@@ -194,35 +194,39 @@ describe('npm start as a process', () => {
   };
   const watchdogPid = (dataDir: string): number => Number(readFileSync(join(dataDir, 'chains', 'testnet', 'watchdog.pid'), 'utf8'));
 
-  it('has its watchdog write and stop the chains of a service killed hard, keeping what another program sent them', async () => {
+  /** A second start on the same DATA_DIR: same contracts, and the agent registered before is there; then SIGINT. */
+  async function expectKeptAfterRestart(dataDir: string, port: number, registries: string[], agent: Address, whenHealthy = () => {}) {
+    const second = start(dataDir, port);
+    await waitHealthy(port, second);
+    whenHealthy();
+    expect(registriesOf(second)).toEqual(registries);
+    const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
+    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBeGreaterThan(0n);
+    const pids = anvilPids(dataDir);
+    second.signal('SIGINT');
+    await second.exited;
+    expect(pids.some(isAlive)).toBe(false);
+  }
+
+  it('has its watchdog write the state of the chains of a service killed hard, then stop them', async () => {
     const dataDir = tempDir();
     const port = await freePort();
-
     const first = start(dataDir, port);
     await waitHealthy(port, first);
     const registries = registriesOf(first);
-    // sent straight to the chain, not through the service: only a dump after the service died can keep it
+    // frozen, the service writes no state: the agent, sent straight to the chain, is kept only by the watchdog's dump
+    first.signal('SIGSTOP');
     const { agent } = await registerAgent(dataDir, testnetRpc(first), registries[1] as Address);
     const chains = anvilPids(dataDir);
     first.signal('SIGKILL');
     await first.exited;
     expect(await waitGone(chains)).toBe(true);
-
-    const second = start(dataDir, port);
-    await waitHealthy(port, second);
-    expect(registriesOf(second)).toEqual(registries);
-    const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
-    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBeGreaterThan(0n);
-    const secondPids = anvilPids(dataDir);
-    second.signal('SIGINT');
-    await second.exited;
-    expect(secondPids.some(isAlive)).toBe(false);
+    await expectKeptAfterRestart(dataDir, port, registries, agent);
   }, 90_000);
 
   it('stops the chains left behind when the watchdog died with the service, and keeps their state', async () => {
     const dataDir = tempDir();
     const port = await freePort();
-
     const first = start(dataDir, port);
     await waitHealthy(port, first);
     const registries = registriesOf(first);
@@ -232,17 +236,6 @@ describe('npm start as a process', () => {
     first.signal('SIGKILL');
     await first.exited;
     expect(orphans.every(isAlive)).toBe(true); // nobody was left to stop them
-
-    const second = start(dataDir, port);
-    await waitHealthy(port, second);
-    expect(orphans.some(isAlive)).toBe(false);
-    expect(registriesOf(second)).toEqual(registries);
-    const client = createChainClient('testnet', { rpcUrl: testnetRpc(second) });
-    expect(await new RegistryGateway(client, registries[1] as Address).agentIdOf(addressAgentKey(agent))).toBeGreaterThan(0n);
-
-    const secondPids = anvilPids(dataDir);
-    second.signal('SIGINT');
-    await second.exited;
-    expect(secondPids.some(isAlive)).toBe(false);
+    await expectKeptAfterRestart(dataDir, port, registries, agent, () => expect(orphans.some(isAlive)).toBe(false));
   }, 90_000);
 });
