@@ -65,6 +65,8 @@ export interface Config {
   aaProxy: AaProxyConfig;
   /** Limits of the main HTTP server: a request's whole arrival, its headers', and open connections (0: no cap). */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number };
+  /** Long-lived streams (A2A, scan-page events): open per client, per task or session, in all, and their longest life. */
+  streams: { perClient: number; perSubject: number; total: number; maxLifetimeMs: number };
   /** GET /metrics: a bearer token it requires, and a listener of its own instead of the main port. */
   metrics: { token?: string; port?: number; host: string };
   /** How long a transaction the identity app reports may stay unknown to the chain; unset: per network (60 s local, 5 min external). */
@@ -166,6 +168,10 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(30_000),
   HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(10_000),
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
+  MAX_STREAMS_PER_CLIENT: optional(z.coerce.number().int().min(1)).default(8),
+  MAX_STREAMS_PER_SUBJECT: optional(z.coerce.number().int().min(1)).default(4),
+  MAX_STREAMS: optional(z.coerce.number().int().min(1)).default(1_000),
+  STREAM_MAX_LIFETIME_MS: optional(z.coerce.number().int().min(1_000).max(1_800_000)).default(600_000),
   METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')),
   METRICS_PORT: optional(z.coerce.number().int().min(0).max(65_535)),
   METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1'),
@@ -260,6 +266,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     aaProxy: aaProxyConfig(values),
     http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
+    streams: {
+      perClient: values.MAX_STREAMS_PER_CLIENT,
+      perSubject: values.MAX_STREAMS_PER_SUBJECT,
+      total: values.MAX_STREAMS,
+      maxLifetimeMs: values.STREAM_MAX_LIFETIME_MS,
+    },
     metrics: {
       ...(values.METRICS_TOKEN ? { token: values.METRICS_TOKEN } : {}),
       ...(values.METRICS_PORT !== undefined ? { port: values.METRICS_PORT } : {}),

@@ -47,6 +47,9 @@ import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
 
+/** A listening address only this machine reaches. */
+const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export interface RunningService {
@@ -313,6 +316,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       metrics,
       ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
+      streamLimits: config.streams,
       demoAgents,
       demoVerifiers,
       demoVerifiersEd25519,
@@ -355,6 +359,13 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     });
     const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;
     const metricsEndpoint = metricsPort === undefined ? metricsAccess : false;
+    const metricsListener = metricsPort === undefined ? config.host : metricsHost;
+    if (!metricsAccess.token && !isLoopbackHost(metricsListener)) {
+      logger.warn(
+        { host: metricsListener },
+        'GET /metrics is reachable beyond loopback without a token: set METRICS_TOKEN, or METRICS_PORT with a loopback METRICS_HOST',
+      );
+    }
     const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, metricsEndpoint });
     server.on('request', app);
     const metricsServer: MetricsServer | undefined =

@@ -63,7 +63,7 @@ const API_TAGS = [
 /** Every endpoint of the service, in the order express tries them. */
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
   const routes: Route[] = [
-    ...(deps.a2a ? a2aRoutes(deps.a2a) : []),
+    ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.streams) : []),
     ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),

@@ -34,8 +34,13 @@ export interface JsonRpcFrontOptions {
   limit: string | number;
   /** The methods of this HTTP request; undefined: not checked here (the handler answers, e.g. an unsupported version). */
   methodsOf(req: Request): JsonRpcMethods | undefined;
-  /** A lone request with an id of a streaming method (req.body holds it): the handler answers with the stream. */
+  /**
+   * The handler behind the front: it answers a request of another media type (refusing it, as it does), and a lone
+   * request with an id of a streaming method (req.body holds it) with the stream.
+   */
   single: RequestHandler;
+  /** For the streaming requests only, instead of `single`: e.g. limits on open streams before it. */
+  stream?: RequestHandler;
   /** One request that does not stream, or a notification: its answer; `res` for a lone request (for its headers). */
   call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer>;
   /** Largest number of requests in one batch. */
@@ -158,7 +163,7 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
       // the request exactly as the caller sent it (unknown members included; the metrics read its method there)
       http.req.body = value;
       if (!streaming) return call(value as JsonRpcRequest, http.req, http.res);
-      options.single(http.req, http.res, http.next);
+      (options.stream ?? options.single)(http.req, http.res, http.next);
       return HANDLED;
     }
     if (streaming) {

@@ -1,9 +1,11 @@
 // The main HTTP server with limits a slow or greedy client cannot hold it past: the whole request (headers and body)
 // must arrive within requestTimeoutMs and its headers within headersTimeoutMs (Node answers 408 and closes the
 // connection), an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, and connections beyond
-// maxConnections are closed as they arrive. Answers are not limited: an A2A stream lasts as long as its task.
+// maxConnections are closed as they arrive, those carrying a stream not counted (connection-governor.ts; streams
+// have limits of their own per client and task, and a longest lifetime: services/stream-limits.ts).
 // Whatever the server answers by itself (a request it cannot parse, a timeout, CONNECT) is JSON: server-edges.ts.
 import { createServer, type Server } from 'node:http';
+import { governConnections } from './connection-governor.js';
 import { answerServerEdges } from './server-edges.js';
 
 export interface ServerLimits {
@@ -26,7 +28,7 @@ export function createLimitedServer(limits: ServerLimits): Server {
     // the app refuses a request without Host with a JSON 400 (Node's own answer has no body)
     requireHostHeader: false,
   });
-  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  governConnections(server, limits.maxConnections);
   answerServerEdges(server);
   return server;
 }

@@ -27,6 +27,7 @@ import { SessionWatcher } from './session-watch.js';
 import { Sessions } from './sessions.js';
 import { SignedRequestVerifier } from './signed-requests.js';
 import { type StoreHealth, storeHealthProbe } from './store-health.js';
+import { type StreamLimitRules, StreamLimits } from './stream-limits.js';
 import { WatchLeases } from './watch-leases.js';
 
 export interface ServiceOptions {
@@ -58,6 +59,8 @@ export interface ServiceOptions {
   reportedTxTimeoutMs?: number;
   /** Following open sessions (session-watch.ts): longest pause between status reads, most sessions at once. */
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
+  /** Long-lived streams: open per client, per task or session, in all, and their longest life (stream-limits.ts). */
+  streamLimits?: Partial<StreamLimitRules>;
   /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
   demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
   /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
@@ -94,6 +97,8 @@ export interface Services {
   /** Follows open sessions until they end. */
   watcher: SessionWatcher;
   limits: Limits;
+  /** The open streams (A2A, scan-page events) per client, per task or session, and in all. */
+  streams: StreamLimits;
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
   /** The demo endpoints' use cases. */
@@ -187,6 +192,7 @@ export function createServices(options: ServiceOptions): Services {
     sessions,
     watcher,
     limits,
+    streams: new StreamLimits(options.streamLimits),
     signedRequests,
     demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
     aa: new AaProxyService(options.store, options.aa ?? { tokenSecret: randomBytes(32) }, clock),

@@ -274,12 +274,12 @@ export abstract class ChainSyncedSessions<T extends SessionType, Status extends 
    * disclose. Only with a watch token: a page address stays in browser histories and reaches other people, so the
    * session token, which exports the key, is refused there (401) even though it could read the session.
    */
-  async watched(watchToken: string): Promise<{ network: NetworkName; disclosures: RequestedDisclosures }> {
+  async watched(watchToken: string): Promise<{ id: string; network: NetworkName; disclosures: RequestedDisclosures }> {
     const { claims, record } = await this.flow.open(watchToken);
     if (claims.scope !== 'watch') {
       throw new ServiceError(401, 'This page takes the watch token of the scan link (scanPageUrl), never the session token: keep that one private');
     }
-    return { network: record.network, disclosures: record.disclosures };
+    return { id: record.id, network: record.network, disclosures: record.disclosures };
   }
 
   /** The identity app's report. Idempotent; a completed session stays completed. */

@@ -33,6 +33,8 @@ export interface TestAppOptions {
   pushPolicy?: A2aAgentOptions['pushPolicy'];
   /** Session watching (A2A tasks): status read interval and most sessions at once. */
   sessionWatch?: ServiceOptions['sessionWatch'];
+  /** Open streams per client, per task or session, in all, and their longest life. */
+  streamLimits?: ServiceOptions['streamLimits'];
   /** Where the app and the A2A agent log; default: silent. */
   logger?: Logger;
   /** GET /metrics on the app: open (default), behind a token, or not served. */
@@ -64,6 +66,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),

@@ -5,9 +5,19 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
+import { ServiceError } from '../../core/errors.js';
+import type { StreamLimits } from '../../services/stream-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
 import { BODY_LIMIT, type Route } from '../route.js';
-import { type JsonRpcAnswer, type JsonRpcRequest, jsonRpcAnswerSchema, jsonRpcBatchSchema, jsonRpcRequestSchema } from '../schemas/json-rpc.js';
+import {
+  type JsonRpcAnswer,
+  type JsonRpcRequest,
+  jsonRpcAnswerSchema,
+  jsonRpcBatchSchema,
+  jsonRpcError,
+  jsonRpcRequestSchema,
+} from '../schemas/json-rpc.js';
+import { admitStream } from '../stream-admission.js';
 
 /** The A2A agent's handlers, ready to be mounted at any path. */
 export interface A2aHttpHandlers {
@@ -91,7 +101,34 @@ const methodsOf = (req: Request): JsonRpcMethods | undefined => {
   return version === '1.0' || version === '0.3' ? VERSIONS[version] : undefined;
 };
 
-export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
+/** JSON-RPC's implementation-defined server error: the stream limits refused the request. */
+const TOO_MANY_STREAMS = -32000;
+
+/** The task a streaming request follows: the one it resubscribes to, or the one its message continues. */
+function taskFollowed(request: { params?: unknown }): string | undefined {
+  const params = request.params as { id?: unknown; message?: { taskId?: unknown; task_id?: unknown } } | undefined;
+  const id = params?.id ?? params?.message?.taskId ?? params?.message?.task_id;
+  // the caller's text: a bounded key
+  return typeof id === 'string' && id !== '' ? `task:${id.slice(0, 200)}` : undefined;
+}
+
+/** A streaming request passes the stream limits first; a refusal is 429 with Retry-After and a JSON-RPC error. */
+function admittingStreams(rpc: RequestHandler, streams: StreamLimits): RequestHandler {
+  return (req, res, next) => {
+    const request = req.body as JsonRpcRequest;
+    try {
+      admitStream(streams, req, res, taskFollowed(request));
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
+      res.status(error.status).json(jsonRpcError(request.id ?? null, TOO_MANY_STREAMS, error.message));
+      return;
+    }
+    return rpc(req, res, next);
+  };
+}
+
+export function a2aRoutes(handlers: A2aHttpHandlers, streams: StreamLimits): Route[] {
   return [
     ...[...AGENT_CARD_PATHS, A2A_PATH].map(
       (path): Route => ({
@@ -120,7 +157,9 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
         '{"intent": "verify", "agentId": 5, "network": "testnet"} as a data part, JSON in a text part, or plain text. ' +
         'JSON-RPC 2.0 as specified: batches (at most 100 requests; streaming methods alone), notifications (no id: ' +
         'handled, answered 204 without a body), -32700 for a body that is not JSON, -32600 for an invalid request, ' +
-        '-32601 for an unknown method. Protocol errors are JSON-RPC error objects with HTTP 200; a body over 200 kB is ' +
+        '-32601 for an unknown method. A stream lives at most STREAM_MAX_LIFETIME_MS (10 min), then ends: resubscribe; ' +
+        'at most MAX_STREAMS_PER_CLIENT (8) are open per client and MAX_STREAMS_PER_SUBJECT (4) per task (429 beyond). ' +
+        'Protocol errors are JSON-RPC error objects with HTTP 200; a body over 200 kB is ' +
         'refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, both with a JSON-RPC ' +
         'error object.',
       tags: TAGS,
@@ -139,8 +178,20 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
           description: 'A charset other than UTF-8 or an unknown Content-Encoding: a JSON-RPC error object (-32600, id null)',
           schema: jsonRpcAnswerSchema,
         },
+        429: {
+          description:
+            'A streaming request beyond the stream limits (open streams per client, per task, in all): a JSON-RPC error object ' +
+            '(-32000) naming the limit, with Retry-After',
+          schema: jsonRpcAnswerSchema,
+        },
       },
-      handler: jsonRpcFront({ limit: BODY_LIMIT, methodsOf, single: handlers.rpc, call: handlers.call }),
+      handler: jsonRpcFront({
+        limit: BODY_LIMIT,
+        methodsOf,
+        single: handlers.rpc,
+        stream: admittingStreams(handlers.rpc, streams),
+        call: handlers.call,
+      }),
     },
   ];
 }

@@ -17,6 +17,7 @@ import { errorPageHtml, scanPageHtml } from '../scan-page/page.js';
 import { endState, openedState, stateOf } from '../scan-page/state.js';
 import { errorSchema } from '../schemas/registration.js';
 import { type ScanPageState, scanPageParamsSchema, scanPageStateSchema } from '../schemas/scan-page.js';
+import { admitStream } from '../stream-admission.js';
 import { documented, parseWith } from '../validation.js';
 import { chainFailure } from './session-follow-up.js';
 
@@ -47,6 +48,16 @@ function hideRef(req: Request): void {
 }
 
 const wantsHtml = (req: Request): boolean => req.accepts(['application/json', 'text/html']) === 'text/html';
+
+function startEvents(res: Response): void {
+  res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
+  res.flushHeaders();
+  res.write('retry: 3000\n\n');
+}
+
+const sendState = (res: Response, state: ScanPageState): void => {
+  res.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
+};
 
 export function scanPageRoutes(services: Services): Route[] {
   const pages = new ScanPages(services.sessions, services.watcher);
@@ -95,60 +106,55 @@ export function scanPageRoutes(services: Services): Route[] {
       summary: 'Live updates of the scan page (server-sent events)',
       description:
         'An event "state" (a ScanPageState as JSON) at once, then at each new stage, until a final one (completed, failed, expired) ends the ' +
-        'stream; comments keep it open meanwhile. Driven by the session watcher: a report to any instance or the registry log wakes it.',
+        'stream; comments keep it open meanwhile. Driven by the session watcher: a report to any instance or the registry log wakes it, and ' +
+        'the pages of one session share one watch. A stream lives at most STREAM_MAX_LIFETIME_MS (10 min; the page reconnects), and at most ' +
+        'MAX_STREAMS_PER_CLIENT (8) are open per client and MAX_STREAMS_PER_SUBJECT (4) per session: 429 with Retry-After beyond.',
       tags: TAGS,
       params: scanPageParamsSchema,
       responses: {
         200: { description: 'The event stream', contentType: 'text/event-stream' },
         ...refusals(false),
+        429: {
+          description: 'Too many open streams for this client or session, or in all: try again when one ends (Retry-After)',
+          schema: errorSchema,
+        },
         503: { description: 'The service follows as many sessions as it may; try again in a few minutes' },
       },
       handler: async (req, res) => {
         hideRef(req);
         privateAnswer(res);
         const { sessionRef } = parseWith(scanPageParamsSchema, req.params, 'path');
-        // the watch slot first (503 at the cap), then the session: refusals are JSON answers before the stream starts.
-        // The slot is freed whenever the client leaves, even while the session is still being read.
-        const watch = pages.watch();
-        let gone = false;
-        const leave = (): void => {
-          gone = true;
-          watch.cancel();
-        };
-        res.once('close', leave);
-        let session: Awaited<ReturnType<ScanPages['open']>>;
-        try {
-          session = await pages.open(sessionRef);
-        } catch (error) {
-          watch.cancel();
-          throw error;
-        }
-        if (gone) return;
-        res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
-        res.flushHeaders();
-        const send = (state: ScanPageState): void => {
-          res.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
-        };
-        res.write('retry: 3000\n\n');
-        let last = openedState(session);
-        send(last);
-        if (last.final) {
-          watch.cancel();
+        // refusals are JSON answers before the stream starts: the session (401, 410), the stream limits (429), the
+        // session watcher's slots (503; the pages of one session share one)
+        const session = await pages.open(sessionRef);
+        if (res.destroyed || req.socket.destroyed) return; // the client left meanwhile
+        const opened = openedState(session);
+        if (opened.final) {
+          startEvents(res);
+          sendState(res, opened);
           res.end();
           return;
         }
+        admitStream(services.streams, req, res, `session:${session.id}`);
+        let last = opened;
+        const page = pages.follow(session, sessionRef, (status) => {
+          last = stateOf(session.kind, session.network, status);
+          sendState(res, last);
+        });
+        res.once('close', page.leave);
+        startEvents(res);
+        sendState(res, last);
         const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
         try {
-          const end = await watch.follow(sessionRef, session.status.stage, (status) => {
-            last = stateOf(session.kind, session.network, status);
-            send(last);
-          });
-          // a stopped watch (the service shutting down) sends nothing: the page reconnects, to another instance too
+          const end = await page.end;
+          // a stopped watch (the service shutting down, a stream at its longest life) sends nothing: the page
+          // reconnects, to another instance too
           const final = endState(last, end);
-          if (final) send(final);
+          if (final) sendState(res, final);
         } finally {
           clearInterval(keepAlive);
-          res.off('close', leave);
+          res.off('close', page.leave);
+          page.leave();
           res.end();
         }
       },
