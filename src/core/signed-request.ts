@@ -1,7 +1,8 @@
 // Signed agent requests (and responses): the header family, the message an agent signs, and who signed it.
 // An agent signs keccak256(timestamp ‖ METHOD ‖ canonical path+query ‖ keccak256(body) as 0x-hex text): ECDSA
 // agents with personal_sign over the 32 message bytes, Ed25519 agents with plain Ed25519 over the same bytes.
-// Pure: the on-chain checks and the replay guard are the verifiers' (the service's and the client SDK's).
+// Pure: the on-chain checks and the replay guard are the verifiers' (the service's and the client SDK's), which
+// both key their guard on signedMessageKey.
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, type Hex, hexToBytes, isHex, keccak256, type LocalAccount, recoverMessageAddress, stringToHex } from 'viem';
 import { addressAgentKey } from './agent-key.js';
@@ -89,6 +90,14 @@ export interface RequestSignerIdentity {
 export type SignatureCheck =
   | { ok: true; signer: RequestSignerIdentity; message: Hex; signature: Hex; timestamp: number }
   | { ok: false; error: string };
+
+/**
+ * What a replay guard claims for a good signature: who signed and what, never the signature's text. A signer can
+ * make many valid signatures of one message (and Ed25519 or ECDSA encodings other than the canonical one are
+ * refused anyway); any of them spends the message, at every endpoint that takes signed requests.
+ */
+export const signedMessageKey = (check: { signer: Pick<RequestSignerIdentity, 'agentKey'>; message: Hex }): string =>
+  `${check.signer.agentKey.toLowerCase()}:${check.message}`;
 
 /** Header values as a server sees them (lowercase names). */
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;

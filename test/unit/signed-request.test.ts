@@ -1,7 +1,7 @@
 // Signed agent requests: the shared vectors reproduce byte for byte (canonical URL, body hash, message,
 // signature, signer), Ed25519 signs and verifies over the same message, and the verifier's pure checks refuse
 // what they must (missing headers, timestamps that are not plain integers or out of the window, tampering, every
-// non-canonical encoding of a signature).
+// non-canonical encoding of a signature); the replay key names the signer and the message, not the signature.
 import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, type Hex, keccak256, recoverMessageAddress, toHex } from 'viem';
@@ -18,9 +18,10 @@ import {
   recoverRequestSigner,
   requestMessage,
   signedHeaders,
+  signedMessageKey,
 } from '../../src/core/signed-request.js';
 import { hasSharedFile, sharedPath } from '../support/shared.js';
-import { ed25519PlusL, MALLEATED_FORMS, malleate, withSignature } from '../support/signature-forms.js';
+import { ed25519PlusL, MALLEATED_FORMS, malleate, resign, withSignature } from '../support/signature-forms.js';
 
 const VECTORS = 'data/vectors/request-signing-vectors.json';
 
@@ -201,5 +202,23 @@ describe('canonical signatures', () => {
     expect(forged).not.toBe(headers[AGENT_HEADERS.signature]);
     // [S + L]B = [S]B: only the range check on S tells the two apart
     expect(await recoverRequestSigner(withSignature(headers, forged), request, now)).toEqual({ ok: false, error: 'Invalid Ed25519 signature' });
+  });
+
+  it('the replay key is the signer and the message: two signatures of one message share it, another message does not', async () => {
+    const headers = await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now) });
+    const message = requestMessage({ ...request, timestamp: String(now) });
+    const other = resign(key, message);
+    expect(other).not.toBe(headers[AGENT_HEADERS.signature]);
+    const first = await recoverRequestSigner(headers, request, now);
+    const second = await recoverRequestSigner(withSignature(headers, other), request, now, recoverPersonalSigner);
+    if (!first.ok || !second.ok) throw new Error('both signatures verify');
+    expect(signedMessageKey(second)).toBe(signedMessageKey(first));
+    expect(signedMessageKey(first)).toBe(`${first.signer.agentKey}:${message}`);
+    const later = await recoverRequestSigner(
+      await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now + 1) }),
+      request,
+      now,
+    );
+    expect(later.ok && signedMessageKey(later)).not.toBe(signedMessageKey(first));
   });
 });
