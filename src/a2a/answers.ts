@@ -27,7 +27,7 @@ export async function answerIntent(services: Services, request: IntentRequest): 
     }
     case 'verify': {
       if (request.signedRequest) {
-        const agent = await services.signedRequests.verify(request.signedRequest, { network: request.network, scope: 'a2a-verify' });
+        const agent = await services.signedRequests.verify(request.signedRequest, { network: request.network });
         const answer = { ...agent, agentId: agent.agentId.toString(), nullifier: agent.nullifier.toString(), valid: true };
         return [`The request was signed by agent ${answer.agentId}, backed by a human`, answer];
       }

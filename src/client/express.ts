@@ -1,7 +1,10 @@
 // requireAgent(): an Express middleware for other services that accept only agents backed by a human. It checks
 // a signed agent request itself, against the registry on chain: who signed (the signature), that the key is a
 // registered agent with a proof that has not expired, from the registry's own proof provider, and that the
-// signature is used once. The verified agent is put on the request as `req.agent`.
+// signed message is used once (the replay key is the signer and the message, as in the registry service, so
+// another encoding or another signature of the same message is a replay too; ECDSA signatures must be in their
+// one canonical form, low s and v 27/28, as the service requires). The verified agent is put on the request as
+// `req.agent`.
 //
 // The signature covers the exact body text: mount a text parser before it (express.text({ type: '*/*' })), or
 // keep the raw text as `req.rawBody` in express.json's `verify` hook.
@@ -14,6 +17,7 @@ import {
   type RequestSignerIdentity,
   recoverRequestSigner,
   SIGNATURE_WINDOW_MS,
+  signedMessageKey,
 } from '../core/signed-request.js';
 
 /** The registry functions the check reads (the deployed registry on Celo has each of them). */
@@ -32,9 +36,13 @@ export interface VerifiedRequestAgent extends RequestSignerIdentity {
   agentCount: bigint;
 }
 
-/** Where a signature is claimed once; default: this process's memory (use a shared store across instances). */
+/** Where a signed message is claimed once; default: this process's memory (use a shared store across instances). */
 export interface ReplayGuard {
-  /** True the first time `key` is claimed within `ttlMs`. */
+  /**
+   * True the first time `key` is claimed within `ttlMs`. The key names the signer and the message it signed
+   * (`<agent key>:<message hash>`), so one guard can serve every route of a service, and a message spent at one
+   * route is spent at all of them.
+   */
   claim(key: string, ttlMs: number): boolean | Promise<boolean>;
 }
 
@@ -142,8 +150,8 @@ export function requireAgent(options: RequireAgentOptions): RequestHandler {
       if (state.provider.toLowerCase() !== (await registryProvider()).toLowerCase()) {
         return refuse(403, "Agent was not verified by the registry's proof provider");
       }
-      const key = `${check.signature.toLowerCase()}:${check.message}`;
-      if (!(await replay.claim(key, Math.max(1, check.timestamp + SIGNATURE_WINDOW_MS - now)))) return refuse(409, 'Replay detected');
+      if (!(await replay.claim(signedMessageKey(check), Math.max(1, check.timestamp + SIGNATURE_WINDOW_MS - now))))
+        return refuse(409, 'Replay detected');
       req.agent = { ...check.signer, agentId: state.agentId, agentCount: state.agentCount };
       next();
     })().catch((error: unknown) =>

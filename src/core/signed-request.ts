@@ -1,10 +1,12 @@
 // Signed agent requests (and responses): the header family, the message an agent signs, and who signed it.
 // An agent signs keccak256(timestamp ‖ METHOD ‖ canonical path+query ‖ keccak256(body) as 0x-hex text): ECDSA
 // agents with personal_sign over the 32 message bytes, Ed25519 agents with plain Ed25519 over the same bytes.
-// Pure: the on-chain checks, the time window and the replay guard are the verifier service's.
+// Pure: the on-chain checks and the replay guard are the verifiers' (the service's and the client SDK's), which
+// both key their guard on signedMessageKey.
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, type Hex, hexToBytes, isHex, keccak256, type LocalAccount, recoverMessageAddress, stringToHex } from 'viem';
 import { addressAgentKey } from './agent-key.js';
+import { nonCanonicalEcdsa } from './ecdsa-signature-form.js';
 import { ed25519AgentAddress, isEd25519PublicKey } from './ed25519-key.js';
 
 /** The header family of signed agent requests (and of the demo agent's signed responses). */
@@ -89,6 +91,14 @@ export type SignatureCheck =
   | { ok: true; signer: RequestSignerIdentity; message: Hex; signature: Hex; timestamp: number }
   | { ok: false; error: string };
 
+/**
+ * What a replay guard claims for a good signature: who signed and what, never the signature's text. A signer can
+ * make many valid signatures of one message (and Ed25519 or ECDSA encodings other than the canonical one are
+ * refused anyway); any of them spends the message, at every endpoint that takes signed requests.
+ */
+export const signedMessageKey = (check: { signer: Pick<RequestSignerIdentity, 'agentKey'>; message: Hex }): string =>
+  `${check.signer.agentKey.toLowerCase()}:${check.message}`;
+
 /** Header values as a server sees them (lowercase names). */
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -97,7 +107,11 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-/** Strict RFC 8032 verification (canonical encodings, as the registry's own verifier); malformed input is false. */
+/**
+ * Strict RFC 8032 verification, as the registry's own verifier: S must be below the group order and R and the key
+ * canonical encodings (zip215: false), small-order keys are refused, so no second text of a signature verifies.
+ * Malformed input is false.
+ */
 function ed25519Verifies(signature: Hex, message: Hex, key: Hex): boolean {
   try {
     return ed25519.verify(hexToBytes(signature), hexToBytes(message), hexToBytes(key), { zip215: false });
@@ -153,6 +167,8 @@ export async function recoverRequestSigner(
     };
   }
   if (!isHex(signature) || signature.length !== 132) return { ok: false, error: 'Invalid signature' };
+  const nonCanonical = nonCanonicalEcdsa(signature);
+  if (nonCanonical) return { ok: false, error: nonCanonical };
   const agentAddress = await recover(message, signature);
   if (!agentAddress) return { ok: false, error: 'Invalid signature' };
   return {

@@ -1,8 +1,8 @@
 // Verifying a signed agent request: who signed it (core/signed-request.ts), whether that agent is registered,
 // backed by a proof that has not expired and that came from the registry's own proof provider (through the
-// event-invalidated agent cache: a warm verify costs no RPC), and that the signature was not used before
-// (a claim on the store port, shared by every instance and kept across restarts until the signature's
-// window has passed).
+// event-invalidated agent cache: a warm verify costs no RPC), and that the signed message was not used before
+// anywhere: one claim per (signer, message) for every endpoint, REST and A2A alike, on the store port, so shared
+// by every instance and kept across restarts until the signature's window has passed.
 
 import type { InterfaceCredentials } from '../core/credentials.js';
 import { recoverPersonalSigner } from '../core/ecrecover.js';
@@ -14,6 +14,7 @@ import {
   type RequestSignerIdentity,
   recoverRequestSigner,
   SIGNATURE_WINDOW_MS,
+  signedMessageKey,
 } from '../core/signed-request.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AgentQueryService, interfaceCredentials } from './agent-queries.js';
@@ -40,8 +41,6 @@ export interface VerifiedAgent extends RequestSignerIdentity {
 
 export interface SignedRequestOptions {
   network: NetworkName;
-  /** Names the replay guard's key space: one signature is good once per scope (e.g. one demo endpoint). */
-  scope: string;
 }
 
 export class SignedRequestVerifier {
@@ -57,20 +56,20 @@ export class SignedRequestVerifier {
   }
 
   /** The agent that signed the request; 401 without the headers, 403 when the agent check fails, 409 on a replay. */
-  async verify(request: SignedRequest, { network, scope }: SignedRequestOptions): Promise<VerifiedAgent> {
+  async verify(request: SignedRequest, { network }: SignedRequestOptions): Promise<VerifiedAgent> {
     const now = this.clock();
     const check = await recoverRequestSigner(request.headers, request, now, recoverPersonalSigner);
     if (!check.ok) throw new ServiceError(this.isSigned(request) ? 403 : 401, check.error);
-    const { signer, message, signature, timestamp } = check;
+    const { signer, timestamp } = check;
     const agent = await this.queries.agentByKey(network, signer.agentKey);
     if (!agent) throw new ServiceError(403, `Agent not verified on-chain: no agent is registered with this key on ${network}`);
     if (!agent.view.hasHumanProof) throw new ServiceError(403, 'Agent not verified on-chain: it has no proof of human');
     if (!agent.isVerified) throw new ServiceError(403, "Agent's human proof has expired: refresh it (POST /api/agent/refresh)");
     if (!agent.view.isSelfProvider) throw new ServiceError(403, "Agent was not verified by the registry's proof provider");
 
+    // no endpoint name in the key: a message spent at one endpoint (or over A2A) is spent at all of them
     const ttlMs = Math.max(1, timestamp + SIGNATURE_WINDOW_MS - now);
-    if (!(await this.store.setIfAbsent(`replay:${scope}:${signature.toLowerCase()}:${message}`, 1, ttlMs)))
-      throw new ServiceError(409, 'Replay detected');
+    if (!(await this.store.setIfAbsent(`replay:${signedMessageKey(check)}`, 1, ttlMs))) throw new ServiceError(409, 'Replay detected');
 
     return {
       ...signer,

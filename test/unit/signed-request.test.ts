@@ -1,11 +1,13 @@
 // Signed agent requests: the shared vectors reproduce byte for byte (canonical URL, body hash, message,
 // signature, signer), Ed25519 signs and verifies over the same message, and the verifier's pure checks refuse
-// what they must (missing headers, timestamps that are not plain integers or out of the window, tampering).
+// what they must (missing headers, timestamps that are not plain integers or out of the window, tampering, every
+// non-canonical encoding of a signature); the replay key names the signer and the message, not the signature.
 import { readFileSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, type Hex, keccak256, recoverMessageAddress, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { nonCanonicalEcdsa } from '../../src/core/ecdsa-signature-form.js';
 import { recoverPersonalSigner } from '../../src/core/ecrecover.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import {
@@ -16,8 +18,10 @@ import {
   recoverRequestSigner,
   requestMessage,
   signedHeaders,
+  signedMessageKey,
 } from '../../src/core/signed-request.js';
 import { hasSharedFile, sharedPath } from '../support/shared.js';
+import { ed25519PlusL, MALLEATED_FORMS, malleate, resign, withSignature } from '../support/signature-forms.js';
 
 const VECTORS = 'data/vectors/request-signing-vectors.json';
 
@@ -47,6 +51,7 @@ describe.skipIf(!hasSharedFile(VECTORS))('request-signing vectors', () => {
       expect(requestMessage(content), `${v.method} ${v.url}`).toBe(v.message);
       const headers = await signedHeaders({ type: 'secp256k1', account }, content);
       expect(headers[AGENT_HEADERS.signature]).toBe(v.signature);
+      expect(nonCanonicalEcdsa(v.signature), 'the vectors are in the one accepted form: low s, v 27/28').toBeUndefined();
       const check = await recoverRequestSigner(headers, content, Number(v.timestamp));
       expect(check).toMatchObject({
         ok: true,
@@ -151,5 +156,69 @@ describe('recoverPersonalSigner (libsecp256k1)', () => {
     expect(recoverPersonalSigner(message, `0x${'00'.repeat(65)}`)).toBeUndefined();
     expect(recoverPersonalSigner(message, `0x${'11'.repeat(64)}05`)).toBeUndefined();
     expect(recoverPersonalSigner(message, '0x1234')).toBeUndefined();
+  });
+});
+
+describe('canonical signatures', () => {
+  const key = generatePrivateKey();
+  const account = privateKeyToAccount(key);
+  const request = { method: 'POST', url: '/api/demo/verify', body: '{}' };
+  const now = 1_800_000_000_000;
+
+  it('every malleated ECDSA form recovers the same signer, and each is refused with what to send instead', async () => {
+    for (let i = 0; i < 8; i++) {
+      const headers = await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now - i) });
+      const message = requestMessage({ ...request, timestamp: String(now - i) });
+      for (const form of MALLEATED_FORMS) {
+        const forged = malleate(headers[AGENT_HEADERS.signature] as Hex, form);
+        // the attack is real: recovery alone names the agent for this text
+        expect(recoverPersonalSigner(message, forged), form).toBe(account.address);
+        const expected = {
+          'v as 0/1': /^Non-canonical signature: v is [01] \(send 27 or 28: the recovery id \+ 27\); personal_sign/,
+          'high s (v flipped)': /^Non-canonical signature: s is above n\/2 \(send the low-s form: n - s, with the other v\); personal_sign/,
+          'high s (v flipped, as 0/1)': /^Non-canonical signature: v is [01] .* and s is above n\/2 /,
+        }[form];
+        for (const recover of [undefined, recoverPersonalSigner]) {
+          const check = await recoverRequestSigner(withSignature(headers, forged), request, now, recover);
+          expect(check.ok, form).toBe(false);
+          expect(!check.ok && check.error, form).toMatch(expected);
+        }
+      }
+      expect(await recoverRequestSigner(headers, request, now, recoverPersonalSigner)).toMatchObject({ ok: true });
+    }
+  });
+
+  it('v other than 27/28 is refused by name', async () => {
+    const headers = await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now) });
+    const signature = headers[AGENT_HEADERS.signature] as Hex;
+    const check = await recoverRequestSigner(withSignature(headers, `${signature.slice(0, 130)}25` as Hex), request, now);
+    expect(check).toEqual({ ok: false, error: 'Invalid signature: v is 37; it must be 27 or 28' });
+  });
+
+  it('a non-canonical Ed25519 S (S + L, equal to S for a verifier without the range check) is refused', async () => {
+    const seed = ed25519.utils.randomSecretKey();
+    const headers = await signedHeaders({ type: 'ed25519', seed }, { ...request, timestamp: String(now) });
+    const forged = ed25519PlusL(headers[AGENT_HEADERS.signature] as Hex);
+    expect(forged).not.toBe(headers[AGENT_HEADERS.signature]);
+    // [S + L]B = [S]B: only the range check on S tells the two apart
+    expect(await recoverRequestSigner(withSignature(headers, forged), request, now)).toEqual({ ok: false, error: 'Invalid Ed25519 signature' });
+  });
+
+  it('the replay key is the signer and the message: two signatures of one message share it, another message does not', async () => {
+    const headers = await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now) });
+    const message = requestMessage({ ...request, timestamp: String(now) });
+    const other = resign(key, message);
+    expect(other).not.toBe(headers[AGENT_HEADERS.signature]);
+    const first = await recoverRequestSigner(headers, request, now);
+    const second = await recoverRequestSigner(withSignature(headers, other), request, now, recoverPersonalSigner);
+    if (!first.ok || !second.ok) throw new Error('both signatures verify');
+    expect(signedMessageKey(second)).toBe(signedMessageKey(first));
+    expect(signedMessageKey(first)).toBe(`${first.signer.agentKey}:${message}`);
+    const later = await recoverRequestSigner(
+      await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now + 1) }),
+      request,
+      now,
+    );
+    expect(later.ok && signedMessageKey(later)).not.toBe(signedMessageKey(first));
   });
 });

@@ -39,8 +39,11 @@ const signedRequestOf = (req: Request): SignedRequest => ({
 const signatureErrors: Record<number, ResponseDoc> = {
   400: { description: 'An unsupported network' },
   401: { description: 'No signed agent headers (x-svc-agent-signature and x-svc-agent-timestamp)' },
-  403: { description: 'The signature or the agent check failed: the message says which (bad signature, timestamp, unregistered or expired agent)' },
-  409: { description: 'This signature was used before (replay)' },
+  403: {
+    description:
+      'The signature or the agent check failed: the message says which (bad or non-canonical signature: ECDSA needs low s and v 27/28; timestamp, unregistered or expired agent)',
+  },
+  409: { description: 'This signed message was used before, at this or any other endpoint or over A2A (replay)' },
   500: { description: 'The chain RPC failed' },
 };
 
@@ -57,8 +60,9 @@ const authentication = {
     [AGENT_HEADERS.key]: 'Ed25519 agents: the raw 32-byte public key, 0x-hex',
   },
   howToSign:
-    'message = keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex text); secp256k1 agents personal_sign its 32 bytes, ' +
-    'Ed25519 agents sign the 32 bytes. The client SDK (signRequest, a signing fetch) does this.',
+    'message = keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex text); secp256k1 agents personal_sign its 32 bytes ' +
+    '(canonical form only: low s, v 27 or 28, as viem/ethers signMessage produce), Ed25519 agents sign the 32 bytes. ' +
+    'Each signed message is accepted once across the whole service. The client SDK (signRequest, a signing fetch) does this.',
 };
 
 /** What GET on a demo path answers: the endpoint explained to an agent. */
@@ -91,7 +95,8 @@ const VERIFY: Description = {
   method: 'POST',
   description: 'Checks the signature and the on-chain status of the signing agent; returns agent info and credentials.',
   exampleBody: {},
-  notes: 'Any body may be sent; it is covered by the signature. A signature is good once (409 on a replay).',
+  notes:
+    'Any body may be sent; it is covered by the signature. A signed message is good once, service-wide: used here, at another endpoint or by the A2A verify intent, it is a replay (409).',
 };
 
 const AGENT_TO_AGENT: Description = {

@@ -32,7 +32,7 @@ export class DemoAgentToAgentService {
     const demoAgent = this.demoAgents[network];
     // a component the operator did not configure, as an unconfigured relayer or bundler: 503 naming the setting
     if (!demoAgent) throw new ServiceError(503, `Demo agent not configured for ${network}: set ${SETTING[network]} to a registered agent's key`);
-    const caller = await this.verifier.verify(request, { network, scope: 'demo-agent-to-agent' });
+    const caller = await this.verifier.verify(request, { network });
     const demo = await this.queries.agentByKey(network, addressAgentKey(demoAgent.address));
     const verificationCount = (await this.store.update<number>(`demo:agent-to-agent:count:${network}`, (count = 0) => count + 1)) as number;
     const callers = (await this.store.update<Record<string, true>>(`demo:agent-to-agent:callers:${network}`, (seen = {}) => ({

@@ -43,7 +43,7 @@ export class DemoCensusService {
 
   /** The signing agent's credentials join the census (again: its entry is replaced). */
   async contribute(request: SignedRequest, network: NetworkName): Promise<CensusContribution> {
-    const agent = await this.verifier.verify(request, { network, scope: 'demo-census' });
+    const agent = await this.verifier.verify(request, { network });
     const entry: CensusEntry = {
       agentAddress: agent.agentAddress,
       agentId: agent.agentId.toString(),
@@ -61,7 +61,7 @@ export class DemoCensusService {
 
   /** The aggregate, for a verified agent. */
   async summary(request: SignedRequest, network: NetworkName): Promise<CensusSummary> {
-    await this.verifier.verify(request, { network, scope: 'demo-census' });
+    await this.verifier.verify(request, { network });
     const entries = Object.values((await this.store.get<Record<string, CensusEntry>>(keyOf(network))) ?? {});
     const countries = new Map<string, number>();
     for (const { nationality } of entries) if (nationality !== '') countries.set(nationality, (countries.get(nationality) ?? 0) + 1);

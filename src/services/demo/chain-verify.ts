@@ -69,16 +69,13 @@ export class DemoChainVerifyService {
     private readonly relayed: Partial<Record<NetworkName, DemoVerifierGateway>>,
   ) {
     this.#body = bodySchemaOf(SIGNATURE_BYTES[keyType]);
-    this.#limit = new RateLimiter(store, { name: this.#scope, what: 'relayed transactions', limit: CHAIN_VERIFY_LIMIT, windowMs: WINDOW_MS });
+    const name = keyType === 'ed25519' ? 'demo-chain-verify-ed25519' : 'demo-chain-verify';
+    this.#limit = new RateLimiter(store, { name, what: 'relayed transactions', limit: CHAIN_VERIFY_LIMIT, windowMs: WINDOW_MS });
   }
 
   /** What relay() reads from the body: the OpenAPI document shows this schema. */
   get bodySchema(): z.ZodType {
     return this.#body;
-  }
-
-  get #scope(): string {
-    return this.keyType === 'ed25519' ? 'demo-chain-verify-ed25519' : 'demo-chain-verify';
   }
 
   /** The contract a network's agents sign for (read-only where this service has no relayer); 400 where there is none. */
@@ -108,7 +105,7 @@ export class DemoChainVerifyService {
     }
     const network = parsed.networkId === undefined ? queryNetwork : resolveNetworkOrAlias(parsed.networkId);
     const contract = this.#relayerOf(network);
-    const caller = await this.verifier.verify(request, { network, scope: this.#scope });
+    const caller = await this.verifier.verify(request, { network });
     const call = { agentKey: parsed.agentKey as Hex, nonce: parsed.nonce, deadline: parsed.deadline, signature: parsed.eip712Signature as Hex };
     const refusal = await contract.refusalOf(call);
     if (refusal === 'MetaTxInvalidSignature' && this.keyType === 'ed25519') throw badRequest(ED25519_INVALID);

@@ -30,7 +30,7 @@ export class DemoVerifyService {
   ) {}
 
   async verify(request: SignedRequest, network: NetworkName): Promise<DemoVerification> {
-    const agent = await this.verifier.verify(request, { network, scope: 'demo-verify' });
+    const agent = await this.verifier.verify(request, { network });
     const verificationCount = (await this.store.update<number>(COUNTER_KEY, (count = 0) => count + 1)) as number;
     return {
       valid: true,
