@@ -51,7 +51,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 async function startService(dataDir: string): Promise<ServiceRun> {
   const port = await freePort();
   const child = spawn(serviceCommand[0], serviceCommand[1], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -268,7 +268,11 @@ describe('a transaction the service reported survives a stop right after the ans
         const restarted = await startService(dataDir);
         const [kind, reported] = previous;
         await expectMined(dataDir, reported.txHash, reported.blockNumber).catch((error: Error) => {
-          throw new Error(`${kind} after ${how}: ${error.message}`);
+          // what the chain and the service said, to tell a lost block from a chain that was not there
+          const chain = `rpc-url ${readFileSync(chainFile(dataDir, 'testnet', 'rpc-url'), 'utf8').trim()}, anvil ${anvilPids(dataDir)
+            .map((pid) => `${pid}${isAlive(pid) ? '' : ' (gone)'}`)
+            .join(', ')}`;
+          throw new Error(`${kind} after ${how}: ${error.message}\n${chain}\nservice log:\n${restarted.output().slice(-4_000)}`);
         });
         await reported.check(restarted);
         return restarted;
