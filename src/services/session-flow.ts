@@ -59,9 +59,13 @@ export interface StatusBase extends SessionView {
 export const qrPng = async (text: string): Promise<string> =>
   (await QRCode.toBuffer(text, { type: 'png', width: 400, margin: 2, errorCorrectionLevel: 'M' })).toString('base64');
 
+/** Sessions whose deep link and QR image are kept (about 15 kB each). */
+const QR_CACHE_SIZE = 1_000;
+
 /** One kind of session, served under its base path (core/endpoints.ts). */
 export class SessionFlow<T extends SessionType> {
   readonly basePath: string;
+  readonly #qrs = new Map<string, Promise<{ deepLink: string; qrImageBase64: string }>>();
 
   constructor(
     readonly deps: FlowDeps,
@@ -80,7 +84,7 @@ export class SessionFlow<T extends SessionType> {
       expiresAt: record.expiresAt,
       ...(secrets ? { secrets } : {}),
     };
-    const deepLink = await this.deepLink(record);
+    const { deepLink, qrImageBase64 } = await this.#linkAndQr(record);
     const view = await this.view(claims, record);
     // The scan link is shown, shared and kept in browser histories: it carries a watch token (status and QR
     // only), never the session token that exports the key.
@@ -91,7 +95,7 @@ export class SessionFlow<T extends SessionType> {
         ...view,
         deepLink,
         qrData: deepLink,
-        qrImageBase64: await qrPng(deepLink),
+        qrImageBase64,
         scanUrl: `${this.deps.publicUrl}${this.basePath}/qr?format=png&token=${encodeURIComponent(watchToken)}`,
         scanPageUrl: `${this.deps.publicUrl}${SCAN_PAGE_PATH}/${encodeURIComponent(watchToken)}`,
       },
@@ -129,9 +133,32 @@ export class SessionFlow<T extends SessionType> {
     if (record.stage !== 'qr-ready') {
       throw new ServiceError(409, `The QR code is only available while the session waits for the human; the session is ${record.stage}`);
     }
-    const deepLink = await this.deepLink(record);
+    const { deepLink, qrImageBase64 } = await this.#linkAndQr(record);
     const view = await this.view(claims, record);
-    return { ...view, deepLink, qrData: deepLink, qrImageBase64: await qrPng(deepLink) };
+    return { ...view, deepLink, qrData: deepLink, qrImageBase64 };
+  }
+
+  /**
+   * A session's deep link and its QR image, made once per session and kept (the most recent QR_CACHE_SIZE): the link's
+   * callback token lives as long as the session, so one link serves every request for it. Rendering the PNG costs
+   * about 10 ms of CPU; eight requests at once for it slowed every other request of the service tenfold.
+   */
+  #linkAndQr(record: RecordOf<T>): Promise<{ deepLink: string; qrImageBase64: string }> {
+    const key = `${record.id}:${record.expiresAt}`;
+    let made = this.#qrs.get(key);
+    if (made) {
+      this.#qrs.delete(key); // re-inserted last: the map's order is recency
+    } else {
+      made = this.deepLink(record).then(async (deepLink) => ({ deepLink, qrImageBase64: await qrPng(deepLink) }));
+      // a failure (the chain, while reading the registry) is not kept
+      made.catch(() => this.#qrs.delete(key));
+      for (const oldest of this.#qrs.keys()) {
+        if (this.#qrs.size < QR_CACHE_SIZE) break;
+        this.#qrs.delete(oldest);
+      }
+    }
+    this.#qrs.set(key, made);
+    return made;
   }
 
   async deepLink(record: RecordOf<T>, gateway: NetworkGateway = this.deps.chains.get(record.network)): Promise<string> {

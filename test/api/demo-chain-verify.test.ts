@@ -7,7 +7,9 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import request from 'supertest';
 import { bytesToHex, encodePacked, type Hex, hexToBytes, keccak256, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainWallet } from '../../src/chain/clients.js';
 import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
+import { fund } from '../../src/chain/embedded.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
@@ -29,11 +31,12 @@ describe('POST /api/demo/chain-verify', () => {
   let verifier: DemoVerifierGateway;
   let ed25519Verifier: DemoVerifierGateway;
   let agent: RegisteredAgent;
+  let relayer: ChainWallet;
 
   beforeAll(async () => {
     networks = await deployTestNetworks();
     const system = networks.testnet;
-    const relayer = await system.newWallet();
+    relayer = await system.newWallet();
     verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifier, relayer);
     ed25519Verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifierEd25519 as Hex, relayer, 'ed25519');
     q = await queryTestApp(networks, { demoVerifiers: { testnet: verifier }, demoVerifiersEd25519: { testnet: ed25519Verifier } });
@@ -144,5 +147,45 @@ describe('POST /api/demo/chain-verify', () => {
       .send(forged);
     expect(again.status).toBe(400);
     expect(again.body.error).toMatch(/Ed25519 signature invalid/);
+  });
+
+  it('copies of one meta-transaction sent at once: one is relayed, the others are 409 or refused by the contract, and one use is counted', async () => {
+    const other = await registerLinked(networks.testnet);
+    await q.services.queries.syncNow();
+    const body = await metaTx(other.agent, other.agentKey, await verifier.nonceOf(other.agentKey));
+    const signed = [];
+    for (let i = 0; i < 4; i++) {
+      // four signed requests (each its own timestamp, so none is a replay of another) carrying the same meta-transaction
+      signed.push(await signedHeaders({ type: 'secp256k1', account: other.agent }, { method: 'POST', url: PATH, body: JSON.stringify(body) }));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const answers = await Promise.all(
+      signed.map((headers) => request(q.app).post(PATH).set(headers).set('content-type', 'application/json').send(JSON.stringify(body))),
+    );
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(
+      statuses.every((status) => status === 200 || status === 409 || status === 400),
+      JSON.stringify(answers.map((a) => a.body)),
+    ).toBe(true);
+    expect(answers.find((res) => res.status === 200)?.body.rateLimitRemaining).toBe(2);
+    const next = await relay(await metaTx(other.agent, other.agentKey, await verifier.nonceOf(other.agentKey)), other.agent);
+    expect(next.status).toBe(200);
+    expect(next.body.rateLimitRemaining).toBe(1);
+  });
+
+  it("a relay the chain does not take uses none of the human's budget", async () => {
+    const other = await registerLinked(networks.testnet);
+    await q.services.queries.syncNow();
+    const client = networks.testnet.client;
+    const balance = await client.getBalance({ address: relayer.account.address });
+    // the relayer cannot pay: the transaction is refused before it is sent
+    await fund(client, relayer.account.address, 0n);
+    const failed = await relay(await metaTx(other.agent, other.agentKey, await verifier.nonceOf(other.agentKey)), other.agent);
+    await fund(client, relayer.account.address, balance);
+    expect(failed.status).toBe(500);
+    const relayed = await relay(await metaTx(other.agent, other.agentKey, await verifier.nonceOf(other.agentKey)), other.agent);
+    expect(relayed.status, JSON.stringify(relayed.body)).toBe(200);
+    expect(relayed.body.rateLimitRemaining).toBe(2);
   });
 });

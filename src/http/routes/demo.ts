@@ -161,7 +161,10 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
         200: { description: 'Mined', schema: chainVerificationSchema },
         ...signatureErrors,
         400: { description: 'A malformed body, an unsupported network, or the contract refused (the message says why)' },
-        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After)' },
+        409: {
+          description: 'A replay of the signed request, or this meta-transaction (agent key and nonce) is being relayed by another request now',
+        },
+        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After); a failed relay does not count' },
         503: { description: 'No relayer on this network (the message names the setting)' },
       },
       handler: async (req, res) => {

@@ -17,6 +17,8 @@ import type { SignedRequest, SignedRequestVerifier } from '../signed-requests.js
 
 export const CHAIN_VERIFY_LIMIT = 3;
 const WINDOW_MS = 60 * 60 * 1000;
+/** A relay waits for its block (and its durability): longer than that, the claim of a crashed one lapses. */
+const IN_FLIGHT_TTL_MS = 2 * 60 * 1000;
 
 const integer = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,78}$/)]).transform((value) => BigInt(value));
 const bodySchemaOf = (signatureBytes: number) =>
@@ -63,7 +65,7 @@ export class DemoChainVerifyService {
     readonly keyType: 'secp256k1' | 'ed25519',
     private readonly verifier: SignedRequestVerifier,
     private readonly queries: AgentQueryService,
-    store: KeyValueStore,
+    private readonly store: KeyValueStore,
     private readonly chains: ChainGateway,
     /** The demo verifier per network, with the relayer that pays for the transactions. */
     private readonly relayed: Partial<Record<NetworkName, DemoVerifierGateway>>,
@@ -111,10 +113,38 @@ export class DemoChainVerifyService {
     if (refusal === 'MetaTxInvalidSignature' && this.keyType === 'ed25519') throw badRequest(ED25519_INVALID);
     if (refusal !== undefined) throw badRequest(typeof refusal === 'string' ? REFUSALS[refusal] : `Contract rejected: ${refusal.other}`);
 
+    // one relay at a time per meta-transaction: copies sent at once would all pass the contract's check above, then
+    // fail on chain but one, each using the human's hourly budget
+    const inFlight = `${this.#limit.rule.name}:in-flight:${network}:${call.agentKey.toLowerCase()}:${call.nonce}`;
+    if (!(await this.store.setIfAbsent(inFlight, 1, IN_FLIGHT_TTL_MS))) {
+      throw new ServiceError(409, 'This meta-transaction is already being relayed: wait for that answer (a nonce is used once)');
+    }
+    try {
+      return await this.#relay(network, contract, call, caller.agentId, caller.agentAddress);
+    } finally {
+      // once mined, the nonce is spent and the contract refuses the copy; a relay that failed may be tried again
+      await this.store.delete(inFlight);
+    }
+  }
+
+  async #relay(
+    network: NetworkName,
+    contract: DemoVerifierGateway,
+    call: { agentKey: Hex; nonce: bigint; deadline: bigint; signature: Hex },
+    callerId: bigint,
+    agentAddress: string,
+  ): Promise<ChainVerification> {
     const agent = await this.queries.agentByKey(network, call.agentKey);
-    const nullifier = agent?.view.nullifier ?? 0n;
-    const remaining = await this.#take(`${network}:${nullifier}`);
-    const sent = await contract.send(call);
+    const human = `${network}:${agent?.view.nullifier ?? 0n}`;
+    const remaining = await this.#take(human);
+    let sent: Awaited<ReturnType<DemoVerifierGateway['send']>>;
+    try {
+      sent = await contract.send(call);
+    } catch (error) {
+      // nothing was relayed (the chain refused or did not answer): the human's budget is not used
+      await this.#limit.undo(human);
+      throw error;
+    }
     // the answer names the transaction: a restart of a local chain must not take it back (nonce and counts with it)
     await this.chains.get(network).makeDurable(sent.blockNumber);
     const counts = await contract.counts(call.agentKey);
@@ -123,8 +153,8 @@ export class DemoChainVerifyService {
       blockNumber: sent.blockNumber.toString(),
       gasUsed: sent.gasUsed.toString(),
       network,
-      agentAddress: caller.agentAddress,
-      agentId: (agent?.agentId ?? caller.agentId).toString(),
+      agentAddress,
+      agentId: (agent?.agentId ?? callerId).toString(),
       verificationCount: counts.verificationCount.toString(),
       totalVerifications: counts.totalVerifications.toString(),
       rateLimitRemaining: remaining,
