@@ -227,6 +227,19 @@ function aaProxyConfig(values: Record<string, unknown> & z.infer<typeof envSchem
 }
 
 /** Reads and validates the environment; throws one error naming every bad variable. */
+/** A listening address only this machine reaches. */
+const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+/** What the start warns of when GET /metrics is reachable beyond loopback without a token; undefined when it is not. */
+export function metricsExposure(config: Pick<Config, 'host' | 'metrics'>): { host: string; message: string } | undefined {
+  const host = config.metrics.port === undefined ? config.host : config.metrics.host;
+  if (config.metrics.token || isLoopbackHost(host)) return undefined;
+  return {
+    host,
+    message: `GET /metrics is reachable beyond loopback (${host}) without a token: set METRICS_TOKEN, or METRICS_PORT with a loopback METRICS_HOST`,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {

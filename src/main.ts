@@ -23,7 +23,7 @@ import type { DevChain } from './chain/devchain.js';
 import { type DevAccounts, type EmbeddedNetwork, type EmbeddedOptions, loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { describeSupervisorEvent } from './chain/supervisor.js';
-import { type Config, loadConfig } from './config.js';
+import { type Config, loadConfig, metricsExposure } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
 import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
@@ -46,9 +46,6 @@ import { RedisStore } from './store/redis-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
-
-/** A listening address only this machine reaches. */
-const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -359,13 +356,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     });
     const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;
     const metricsEndpoint = metricsPort === undefined ? metricsAccess : false;
-    const metricsListener = metricsPort === undefined ? config.host : metricsHost;
-    if (!metricsAccess.token && !isLoopbackHost(metricsListener)) {
-      logger.warn(
-        { host: metricsListener },
-        'GET /metrics is reachable beyond loopback without a token: set METRICS_TOKEN, or METRICS_PORT with a loopback METRICS_HOST',
-      );
-    }
+    const exposed = metricsExposure(config);
+    if (exposed) logger.warn({ host: exposed.host }, exposed.message);
     const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, metricsEndpoint });
     server.on('request', app);
     const metricsServer: MetricsServer | undefined =

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CELO_DEPLOYMENTS } from '../../src/chain/celo-deployments.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, metricsExposure } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('runs embedded chains on defaults when no RPC URL is set', () => {
@@ -66,5 +66,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: 'eighty', MAINNET_RPC_URL: 'not a url', TESTNET_RPC_URL: 'http://x', TESTNET_HUB_ADDRESS: '0x12' })).toThrow(
       /PORT[\s\S]*MAINNET_RPC_URL[\s\S]*TESTNET_HUB_ADDRESS/,
     );
+  });
+
+  it('names /metrics reachable beyond loopback without a token, and nothing else', () => {
+    expect(metricsExposure(loadConfig({}))).toBeUndefined();
+    expect(metricsExposure(loadConfig({ HOST: '0.0.0.0' }))).toMatchObject({ host: '0.0.0.0', message: expect.stringMatching(/METRICS_TOKEN/) });
+    expect(metricsExposure(loadConfig({ HOST: '0.0.0.0', METRICS_TOKEN: 'a'.repeat(32) }))).toBeUndefined();
+    // a metrics listener of its own on loopback keeps it private whatever HOST is
+    expect(metricsExposure(loadConfig({ HOST: '0.0.0.0', METRICS_PORT: '9100' }))).toBeUndefined();
+    expect(metricsExposure(loadConfig({ METRICS_PORT: '9100', METRICS_HOST: '::' }))).toMatchObject({ host: '::' });
   });
 });
