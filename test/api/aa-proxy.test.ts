@@ -375,6 +375,37 @@ describe('account-abstraction proxy', () => {
       expect(good.received.length).toBe(before);
     });
 
+    it('refuses a body that repeats a key (400 naming it): the upstream would get bytes with two readings', async () => {
+      const ip = freshIp();
+      const token = await tokenFor(app, ip);
+      const before = good.received.length;
+      // the review's case: the last "method" is allowed and was checked, the first one reached the upstream too
+      const cases: ['bundler' | 'paymaster', string, string][] = [
+        [
+          'paymaster',
+          '{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":[],"method":"eth_chainId"}',
+          'Invalid JSON body: duplicate key "method"',
+        ],
+        [
+          'bundler',
+          '{"jsonrpc":"2.0","id":1,"\\u006dethod":"eth_sendRawTransaction","method":"eth_chainId"}',
+          'Invalid JSON body: duplicate key "method"',
+        ],
+        ['bundler', '{"jsonrpc":"2.0","id":1,"id":2,"method":"eth_chainId"}', 'Invalid JSON body: duplicate key "id"'],
+        [
+          'bundler',
+          '{"jsonrpc":"2.0","id":1,"method":"eth_estimateUserOperationGas","params":[{"sender":"0x01","sender":"0x02"},"0x00"]}',
+          'Invalid JSON body: duplicate key "sender" in params[0]',
+        ],
+      ];
+      for (const [route, body, message] of cases) {
+        const res = await call(app, route, ip, token, body);
+        expect(res.status, body).toBe(400);
+        expect(res.body, body).toEqual({ error: message });
+      }
+      expect(good.received.length).toBe(before);
+    });
+
     it('forwards every allowed method, params absent or an array, ids of any allowed kind', async () => {
       const ip = freshIp();
       const token = await tokenFor(app, ip);
