@@ -1,6 +1,7 @@
 // The one place where the environment is read: validated once at start into a typed Config.
 import { type Address, getAddress, isAddress, parseEther } from 'viem';
 import { z } from 'zod';
+import { DEFAULT_MINIMUM_DEPOSIT } from './chain/aa/deploy-aa.js';
 import { type BudgetLimit, DEFAULT_BUDGETS, type SponsorshipBudgetLimits } from './chain/aa/sponsorship-budget.js';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
 import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
@@ -43,6 +44,8 @@ export interface AaSponsorshipConfig {
   allowedTargets: Address[];
   /** Gas and wei per rolling hour, per proxy token, per client address and for each paymaster. */
   budgets: SponsorshipBudgetLimits;
+  /** Wei; a deposit under it is reported (a warning, health, metrics). */
+  lowDeposit: bigint;
 }
 
 export interface Config {
@@ -214,6 +217,7 @@ const envSchema = z.object({
   ...budgetEnv('AA_SPONSOR_TOKEN', DEFAULT_BUDGETS.perToken),
   ...budgetEnv('AA_SPONSOR_CLIENT', DEFAULT_BUDGETS.perClient),
   ...budgetEnv('AA_SPONSOR_GLOBAL', DEFAULT_BUDGETS.global),
+  AA_PAYMASTER_LOW_DEPOSIT: optional(nativeAmount).default(DEFAULT_MINIMUM_DEPOSIT),
   REQUEST_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(30_000),
   HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(10_000),
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
@@ -279,6 +283,7 @@ function aaSponsorshipConfig(values: Record<string, unknown> & z.infer<typeof en
   return {
     allowedTargets: values.AA_SPONSOR_ALLOWED_TARGETS,
     budgets: { perToken: budget('AA_SPONSOR_TOKEN'), perClient: budget('AA_SPONSOR_CLIENT'), global: budget('AA_SPONSOR_GLOBAL') },
+    lowDeposit: values.AA_PAYMASTER_LOW_DEPOSIT,
   };
 }
 

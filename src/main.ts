@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { LocalAccount } from 'viem';
+import { formatEther, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
 import { isA2aCallerError } from './a2a/caller-errors.js';
@@ -84,6 +84,8 @@ interface Networks {
 
 /** The local paymaster's rolling window for its per-sender limit. */
 const SPONSORSHIP_WINDOW_SECONDS = 3600;
+/** How often the local paymasters' deposits are read between health checks (a low one is logged). */
+const DEPOSIT_CHECK_INTERVAL_MS = 60_000;
 
 interface LocalAccountAbstraction {
   addresses: AccountAbstractionAddresses;
@@ -347,6 +349,12 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
           return config.aaProxy.upstreams[network]?.bundlerUrl ? [[network, { entryPoint: ENTRY_POINT_V07 }]] : [];
         }),
       ),
+      paymasterLowDeposit: config.aaSponsorship.lowDeposit,
+      onLowPaymasterDeposit: ({ network, deposit, threshold }) =>
+        logger.warn(
+          { network, deposit: formatEther(deposit), threshold: formatEther(threshold) },
+          "the local paymaster's deposit is low: sponsored operations stop when it runs out (a restart tops it up)",
+        ),
       aa: {
         ...config.aaProxy,
         tokenSecret: await keptSecret(PROXY_TOKEN_SECRET, config.aaProxy.tokenSecret),
@@ -367,6 +375,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
     void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
+    services.paymasterDeposits.start(DEPOSIT_CHECK_INTERVAL_MS);
     const a2a = createA2aAgent(services, {
       publicUrl: url,
       version,
@@ -394,6 +403,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         // way get a moment to leave
         a2a.close();
         services.watcher.stopAll();
+        services.paymasterDeposits.stop();
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();
