@@ -14,8 +14,9 @@
 //    eth_sendUserOperation to waitForUserOperationReceipt (polling every 20 ms). The paymaster signs at most 10
 //    operations per sender and hour (its default policy; main.ts sets none), so a new account every 10; each
 //    account's first operation deploys it and is reported apart.
-// Everything runs in this process (service, bundler, paymaster, client); the proxy's per-minute limit and token
-// lifetime are raised so the runs are not refused. Environment: REQUESTS (sequential calls per target and way,
+// Everything runs in this process (service, bundler, paymaster, client); the proxy's per-minute limit, the token
+// lifetime and the sponsorship budgets are raised so the runs are not refused, and the calls go to a target the
+// paymaster is configured to sponsor. Environment: REQUESTS (sequential calls per target and way,
 // default 2000; the estimate a tenth of it), OPERATIONS (default 20), DURATION (default 10), CONNECTIONS (default
 // 10), LOG_LEVEL (default info: the request log is written, to /dev/null, as in production).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,7 +26,6 @@ import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { type Address, numberToHex } from 'viem';
 import { formatUserOperationRequest } from 'viem/account-abstraction';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createChainClient } from '../src/chain/clients.js';
 import { aaProxyClients, fetchProxyToken, toPasskeySmartAccount } from '../src/client/index.js';
 import { loadConfig } from '../src/config.js';
@@ -43,6 +43,9 @@ const OPERATIONS_PER_SENDER = 10;
 const CHAIN_ID = 11142220;
 // the token is bound to the User-Agent: every request of this bench, autocannon's too, sends the same one
 const USER_AGENT = 'bench-aa';
+/** What the sponsored operations call (AA_SPONSOR_ALLOWED_TARGETS). */
+const TARGET: Address = '0x5AEDA56215b167893e80B4fE645BA6d5Bab767DE';
+const UNLIMITED = { gas: '1000000000000', value: '1000000' };
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-aa-'));
 const config = loadConfig({
@@ -51,6 +54,13 @@ const config = loadConfig({
   LOG_LEVEL,
   AA_PROXY_MAX_REQ_PER_MINUTE: '100000000',
   AA_PROXY_TOKEN_TTL_MS: '3600000',
+  AA_SPONSOR_ALLOWED_TARGETS: TARGET,
+  ...Object.fromEntries(
+    ['TOKEN', 'CLIENT', 'GLOBAL'].flatMap((budget) => [
+      [`AA_SPONSOR_${budget}_GAS_PER_HOUR`, UNLIMITED.gas],
+      [`AA_SPONSOR_${budget}_VALUE_PER_HOUR`, UNLIMITED.value],
+    ]),
+  ),
 });
 const logger = pino({ level: LOG_LEVEL, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
 const service = await startService(config, logger).catch((error: unknown) => {
@@ -80,7 +90,7 @@ try {
   const proxyHeaders = { 'content-type': 'application/json', 'user-agent': USER_AGENT, origin: service.url, 'x-aa-proxy-token': token };
   const proxyUrl = (route: 'bundler' | 'paymaster') => `${service.url}/api/aa/${route}?chainId=${CHAIN_ID}`;
   const passkeyAccount = () => toPasskeySmartAccount({ client, owner: softwarePasskey(), factory: aa.accountFactory });
-  const calls = [{ to: privateKeyToAccount(generatePrivateKey()).address as Address, value: 0n }];
+  const calls = [{ to: TARGET, value: 0n }];
 
   // a prepared operation (gas estimated, paymaster fields filled) of an account that is never sent: its one
   // approval leaves the sender well under the limit that pm_getPaymasterStubData checks

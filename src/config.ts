@@ -1,6 +1,8 @@
 // The one place where the environment is read: validated once at start into a typed Config.
-import { type Address, isAddress } from 'viem';
+import { type Address, getAddress, isAddress, parseEther } from 'viem';
 import { z } from 'zod';
+import { DEFAULT_MINIMUM_DEPOSIT } from './chain/aa/deploy-aa.js';
+import { type BudgetLimit, DEFAULT_BUDGETS, type SponsorshipBudgetLimits } from './chain/aa/sponsorship-budget.js';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
 import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
@@ -36,6 +38,16 @@ export interface AaProxyConfig {
   upstreams: Partial<Record<NetworkName, { bundlerUrl?: string; paymasterUrl?: string }>>;
 }
 
+/** What the local paymasters of the embedded chains sponsor, and how much of their deposit per hour. */
+export interface AaSponsorshipConfig {
+  /** Call targets sponsored beside the registry's agent-management actions. */
+  allowedTargets: Address[];
+  /** Gas and wei per rolling hour, per proxy token, per client address and for each paymaster. */
+  budgets: SponsorshipBudgetLimits;
+  /** Wei; a deposit under it is reported (a warning, health, metrics). */
+  lowDeposit: bigint;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -63,6 +75,7 @@ export interface Config {
   /** An external agent service for POST /api/demo/chat; unset: the built-in agent answers. */
   chatAgentUrl?: string;
   aaProxy: AaProxyConfig;
+  aaSponsorship: AaSponsorshipConfig;
   /** Limits of the main HTTP server: a request's whole arrival, its headers', and open connections (0: no cap). */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number };
   /** Long-lived streams (A2A, scan-page events): open per client, per task or session, in all, and their longest life. */
@@ -113,6 +126,43 @@ const originList = z
         .transform((entry) => new URL(entry).origin),
     ),
   );
+
+/** Comma-separated addresses, trimmed, empties dropped, checksummed. */
+const addressList = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== ''),
+  )
+  .pipe(
+    z.array(
+      z
+        .string()
+        .refine((entry) => isAddress(entry, { strict: false }), {
+          error: (issue) => `${String(issue.input)} is not a 0x-prefixed 20-byte hex address`,
+        })
+        .transform((entry) => getAddress(entry)),
+    ),
+  );
+
+/** An amount of gas: a whole number (0 turns sponsorship off). */
+const gasAmount = z
+  .string()
+  .regex(/^\d{1,15}$/, 'must be a whole amount of gas, e.g. 20000000')
+  .transform((value) => BigInt(value));
+
+/** An amount of the native token in decimal (18 decimals at most), kept in wei. */
+const nativeAmount = z
+  .string()
+  .regex(/^\d{1,12}(\.\d{1,18})?$/, 'must be an amount of the native token, e.g. 0.05')
+  .transform((value) => parseEther(value));
+
+const budgetEnv = (prefix: string, budget: BudgetLimit) => ({
+  [`${prefix}_GAS_PER_HOUR`]: optional(gasAmount).default(budget.gas),
+  [`${prefix}_VALUE_PER_HOUR`]: optional(nativeAmount).default(budget.wei),
+});
 
 const aaUpstreamEnv = (prefix: string) => ({
   [`${prefix}_BUNDLER_URL`]: optional(z.url({ protocol: /^https?$/ })),
@@ -165,6 +215,11 @@ const envSchema = z.object({
   AA_TOKEN_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(30),
   AA_PROXY_MAX_REQ_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
   AA_PROXY_UPSTREAM_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000)).default(8_000),
+  AA_SPONSOR_ALLOWED_TARGETS: optional(addressList).default([]),
+  ...budgetEnv('AA_SPONSOR_TOKEN', DEFAULT_BUDGETS.perToken),
+  ...budgetEnv('AA_SPONSOR_CLIENT', DEFAULT_BUDGETS.perClient),
+  ...budgetEnv('AA_SPONSOR_GLOBAL', DEFAULT_BUDGETS.global),
+  AA_PAYMASTER_LOW_DEPOSIT: optional(nativeAmount).default(DEFAULT_MINIMUM_DEPOSIT),
   REQUEST_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(30_000),
   HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(10_000),
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
@@ -226,6 +281,18 @@ function aaProxyConfig(values: Record<string, unknown> & z.infer<typeof envSchem
   };
 }
 
+function aaSponsorshipConfig(values: Record<string, unknown> & z.infer<typeof envSchema>): AaSponsorshipConfig {
+  const budget = (prefix: string): BudgetLimit => ({
+    gas: values[`${prefix}_GAS_PER_HOUR`] as bigint,
+    wei: values[`${prefix}_VALUE_PER_HOUR`] as bigint,
+  });
+  return {
+    allowedTargets: values.AA_SPONSOR_ALLOWED_TARGETS,
+    budgets: { perToken: budget('AA_SPONSOR_TOKEN'), perClient: budget('AA_SPONSOR_CLIENT'), global: budget('AA_SPONSOR_GLOBAL') },
+    lowDeposit: values.AA_PAYMASTER_LOW_DEPOSIT,
+  };
+}
+
 /** Reads and validates the environment; throws one error naming every bad variable. */
 /** A listening address only this machine reaches. */
 const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
@@ -278,6 +345,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(values.DEMO_AGENT_PRIVATE_KEY_TESTNET ? { testnet: values.DEMO_AGENT_PRIVATE_KEY_TESTNET } : {}),
     },
     aaProxy: aaProxyConfig(values),
+    aaSponsorship: aaSponsorshipConfig(values),
     http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
     streams: {
       perClient: values.MAX_STREAMS_PER_CLIENT,

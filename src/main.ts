@@ -1,12 +1,12 @@
 // Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
 // the A2A agent side by side over the same services -> one HTTP server.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { LocalAccount } from 'viem';
+import { formatEther, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
 import { isA2aCallerError } from './a2a/caller-errors.js';
@@ -23,7 +23,7 @@ import type { DevChain } from './chain/devchain.js';
 import { type DevAccounts, type EmbeddedNetwork, type EmbeddedOptions, loadDevAccounts, startEmbeddedNetwork } from './chain/embedded.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { describeSupervisorEvent } from './chain/supervisor.js';
-import { type Config, loadConfig, metricsExposure } from './config.js';
+import { type AaSponsorshipConfig, type Config, loadConfig, metricsExposure } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
 import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
@@ -32,6 +32,7 @@ import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, flushLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { PROXY_TOKEN_SECRET } from './services/aa/proxy-tokens.js';
+import { storeBudgetLedger } from './services/aa/sponsorship-budget-ledger.js';
 import { storeSponsorshipLedger } from './services/aa/sponsorship-ledger.js';
 import { createServices } from './services/index.js';
 import { SessionReconciliation } from './services/session-reconciliation.js';
@@ -83,10 +84,17 @@ interface Networks {
 
 /** The local paymaster's rolling window for its per-sender limit. */
 const SPONSORSHIP_WINDOW_SECONDS = 3600;
+/** How often the local paymasters' deposits are read between health checks (a low one is logged). */
+const DEPOSIT_CHECK_INTERVAL_MS = 60_000;
 
 interface LocalAccountAbstraction {
   addresses: AccountAbstractionAddresses;
   rpc: AaRpcServer;
+}
+
+/** How the local paymasters are run: what they sponsor, and the key the proxy vouches for its clients with. */
+interface LocalSponsorship extends AaSponsorshipConfig {
+  sponsoreeKey: Uint8Array;
 }
 
 /** The local bundler (its executor: the bundler dev account) and paymaster (the service holds its signer) of one embedded chain. */
@@ -95,10 +103,13 @@ async function startLocalAccountAbstraction(
   started: EmbeddedNetwork,
   accounts: DevAccounts,
   store: KeyValueStore,
+  sponsorship: LocalSponsorship,
 ): Promise<LocalAccountAbstraction> {
   const client = createChainClient(network, started.clientOptions);
-  const { entryPoint, paymaster } = started.aa;
+  const { entryPoint, paymaster, accountFactory, simpleAccountFactory } = started.aa;
+  const { chainId } = started.chain;
   const rpc = await startAaRpcServer({
+    sponsoreeKey: sponsorship.sponsoreeKey,
     bundler: createLocalBundler({
       client,
       wallet: createChainWallet(network, accounts.bundler, started.clientOptions),
@@ -110,10 +121,18 @@ async function startLocalAccountAbstraction(
       paymaster,
       signer: accounts.paymasterSigner,
       entryPoint,
-      // the per-sender limit counts on the store: a restart does not reset it
+      calls: {
+        registry: started.deployment.contracts.registry,
+        passkeyFactory: accountFactory,
+        simpleAccountFactory,
+        allowedTargets: sponsorship.allowedTargets,
+      },
+      // the per-sender limit and the budgets count on the store: a restart does not reset them
       policy: {
-        ledger: storeSponsorshipLedger(store, started.chain.chainId, SPONSORSHIP_WINDOW_SECONDS * 1000),
+        ledger: storeSponsorshipLedger(store, chainId, SPONSORSHIP_WINDOW_SECONDS * 1000),
         windowSeconds: SPONSORSHIP_WINDOW_SECONDS,
+        budgets: sponsorship.budgets,
+        budgetLedger: storeBudgetLedger(store, chainId),
       },
     }),
   });
@@ -126,6 +145,7 @@ async function setUpNetworks(
   devChains: DevChain[],
   metrics: Metrics,
   store: KeyValueStore,
+  sponsorship: LocalSponsorship,
   onChainLost: (error: Error) => void,
   timer: StartupTimer,
 ): Promise<Networks> {
@@ -156,7 +176,7 @@ async function setUpNetworks(
       });
       devChains.push(started.chain);
       timer.chain(network, { ...started.timings, deployed: started.deployedNow });
-      accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts, store);
+      accountAbstraction[network] = await startLocalAccountAbstraction(network, started, devAccounts!.accounts, store, sponsorship);
       logger.info(
         { network, chainId: started.chain.chainId, rpcUrl: started.chain.rpcUrl, deployed: started.deployedNow },
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
@@ -263,6 +283,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     await Promise.all(devChains.map((chain) => chain.stop()));
   };
   const metrics = new Metrics({ defaultMetrics: true });
+  // in memory only: whoever holds it can tell the local paymasters which client asks
+  const sponsorship: LocalSponsorship = { ...config.aaSponsorship, sponsoreeKey: randomBytes(32) };
   try {
     const sessionSecret = await keptSecret(SESSION_SECRET, config.sessionSecret);
     timer.end('dataDir');
@@ -272,6 +294,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       devChains,
       metrics,
       store,
+      sponsorship,
       hooks.onChainLost ?? ((err) => logger.fatal({ err }, 'a local chain stopped and could not be restarted')),
       timer,
     );
@@ -327,15 +350,24 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
           return config.aaProxy.upstreams[network]?.bundlerUrl ? [[network, { entryPoint: ENTRY_POINT_V07 }]] : [];
         }),
       ),
+      paymasterLowDeposit: config.aaSponsorship.lowDeposit,
+      onLowPaymasterDeposit: ({ network, deposit, threshold }) =>
+        logger.warn(
+          { network, deposit: formatEther(deposit), threshold: formatEther(threshold) },
+          "the local paymaster's deposit is low: sponsored operations stop when it runs out (a restart tops it up)",
+        ),
       aa: {
         ...config.aaProxy,
         tokenSecret: await keptSecret(PROXY_TOKEN_SECRET, config.aaProxy.tokenSecret),
-        // a configured provider wins; an embedded chain without one uses its own local bundler and paymaster
+        // a configured provider wins; an embedded chain without one uses its own local bundler and paymaster, and
+        // only that paymaster is told who asks
         upstreams: Object.fromEntries(
           NETWORK_NAMES.map((network) => {
             const local = accountAbstraction[network]?.rpc;
             const configured = config.aaProxy.upstreams[network] ?? {};
-            return [network, { ...(local ? { bundlerUrl: local.bundlerUrl, paymasterUrl: local.paymasterUrl } : {}), ...configured }];
+            const localPaymaster =
+              local && !configured.paymasterUrl ? { paymasterUrl: local.paymasterUrl, sponsoreeKey: sponsorship.sponsoreeKey } : {};
+            return [network, { ...(local ? { bundlerUrl: local.bundlerUrl } : {}), ...localPaymaster, ...configured }];
           }),
         ),
         onUpstreamError: (failure) => logger.warn(failure, 'AA proxy upstream failed'),
@@ -344,6 +376,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
     void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
+    services.paymasterDeposits.start(DEPOSIT_CHECK_INTERVAL_MS);
     const a2a = createA2aAgent(services, {
       publicUrl: url,
       version,
@@ -373,6 +406,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         // way get a moment to leave
         a2a.close();
         services.watcher.stopAll();
+        services.paymasterDeposits.stop();
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();

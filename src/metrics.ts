@@ -1,6 +1,6 @@
 // Prometheus metrics of the service (prom-client), in one registry per service instance so tests and
 // several apps in one process do not share counters.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -34,6 +34,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly paymasterDeposit = new Gauge({
+    name: 'aa_paymaster_deposit',
+    help: "The local paymaster's deposit at the EntryPoint, in the native token, by network (as last read)",
+    labelNames: ['network'] as const,
+    registers: [this.registry],
+  });
+
+  readonly paymasterDepositLow = new Gauge({
+    name: 'aa_paymaster_deposit_low',
+    help: "1 while the local paymaster's deposit is under AA_PAYMASTER_LOW_DEPOSIT, else 0, by network",
+    labelNames: ['network'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }
@@ -44,6 +58,11 @@ export class Metrics {
 
   cacheMiss(cache: string): void {
     this.cacheLookups.inc({ cache, result: 'miss' });
+  }
+
+  paymasterDepositRead(network: string, deposit: number, low: boolean): void {
+    this.paymasterDeposit.set({ network }, deposit);
+    this.paymasterDepositLow.set({ network }, low ? 1 : 0);
   }
 
   rpcRequest(network: string): void {

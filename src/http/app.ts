@@ -64,7 +64,7 @@ const API_TAGS = [
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
   const routes: Route[] = [
     ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.streams) : []),
-    ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth),
+    ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth, () => deps.services.paymasterDeposits.check()),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),

@@ -1,6 +1,8 @@
 // Builds the use cases from their ports; shared by the composition root and the tests.
 import { randomBytes } from 'node:crypto';
 import type { LocalAccount } from 'viem';
+import { DEFAULT_MINIMUM_DEPOSIT } from '../chain/aa/deploy-aa.js';
+import type { PaymasterOnChain } from '../chain/aa/paymaster-deposit.js';
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import { ServiceError } from '../core/errors.js';
@@ -11,6 +13,7 @@ import { SessionTokens } from '../sessions/session-token.js';
 import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AaProxyOptions, AaProxyService } from './aa/aa-proxy.js';
+import { type LowDepositReport, PaymasterDeposits } from './aa/paymaster-deposits.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
@@ -77,6 +80,10 @@ export interface ServiceOptions {
   aa?: AaProxyOptions;
   /** The ERC-4337 contracts per network, named by the discovery document (embedded chains: our own stack). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionContracts>>;
+  /** Wei under which a local paymaster's deposit is low (health, metrics, onLowPaymasterDeposit); default 10 native. */
+  paymasterLowDeposit?: bigint;
+  /** A local paymaster's deposit went under paymasterLowDeposit (once, until it is topped up). */
+  onLowPaymasterDeposit?: (report: LowDepositReport) => void;
 }
 
 /** The per-client limits, each counted once whichever adapter a request comes through. */
@@ -114,6 +121,8 @@ export interface Services {
   aa: AaProxyService;
   /** Whether the store answers (the health endpoint shows it beside the chains). */
   storeHealth: () => Promise<StoreHealth>;
+  /** The deposits of the paymasters the service runs itself (health, metrics, a warning when low). */
+  paymasterDeposits: PaymasterDeposits;
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -197,6 +206,17 @@ export function createServices(options: ServiceOptions): Services {
     demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
     aa: new AaProxyService(options.store, options.aa ?? { tokenSecret: randomBytes(32) }, clock),
     storeHealth: storeHealthProbe(options.store),
+    paymasterDeposits: new PaymasterDeposits({
+      chains: options.chains,
+      paymasters: Object.fromEntries(
+        Object.entries(options.accountAbstraction ?? {}).flatMap(([network, contracts]) =>
+          contracts.paymaster ? [[network, { entryPoint: contracts.entryPoint, paymaster: contracts.paymaster } satisfies PaymasterOnChain]] : [],
+        ),
+      ),
+      lowThreshold: options.paymasterLowDeposit ?? DEFAULT_MINIMUM_DEPOSIT,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.onLowPaymasterDeposit ? { onLow: options.onLowPaymasterDeposit } : {}),
+    }),
   };
   return services;
 }

@@ -3,6 +3,7 @@
 // service's order; the caller's body reaching the upstream unchanged and without the token; the upstream's answer
 // passed back byte for byte; the size limit on the bytes actually sent; the limits with Retry-After; the token
 // secret generated once into DATA_DIR and shared by a restart.
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,7 @@ import type { Express } from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeSponsoree } from '../../src/chain/aa/sponsoree-header.js';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { loadConfig } from '../../src/config.js';
 import { createApp } from '../../src/http/app.js';
@@ -375,6 +377,37 @@ describe('account-abstraction proxy', () => {
       expect(good.received.length).toBe(before);
     });
 
+    it('refuses a body that repeats a key (400 naming it): the upstream would get bytes with two readings', async () => {
+      const ip = freshIp();
+      const token = await tokenFor(app, ip);
+      const before = good.received.length;
+      // the review's case: the last "method" is allowed and was checked, the first one reached the upstream too
+      const cases: ['bundler' | 'paymaster', string, string][] = [
+        [
+          'paymaster',
+          '{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":[],"method":"eth_chainId"}',
+          'Invalid JSON body: duplicate key "method"',
+        ],
+        [
+          'bundler',
+          '{"jsonrpc":"2.0","id":1,"\\u006dethod":"eth_sendRawTransaction","method":"eth_chainId"}',
+          'Invalid JSON body: duplicate key "method"',
+        ],
+        ['bundler', '{"jsonrpc":"2.0","id":1,"id":2,"method":"eth_chainId"}', 'Invalid JSON body: duplicate key "id"'],
+        [
+          'bundler',
+          '{"jsonrpc":"2.0","id":1,"method":"eth_estimateUserOperationGas","params":[{"sender":"0x01","sender":"0x02"},"0x00"]}',
+          'Invalid JSON body: duplicate key "sender" in params[0]',
+        ],
+      ];
+      for (const [route, body, message] of cases) {
+        const res = await call(app, route, ip, token, body);
+        expect(res.status, body).toBe(400);
+        expect(res.body, body).toEqual({ error: message });
+      }
+      expect(good.received.length).toBe(before);
+    });
+
     it('forwards every allowed method, params absent or an array, ids of any allowed kind', async () => {
       const ip = freshIp();
       const token = await tokenFor(app, ip);
@@ -409,12 +442,31 @@ describe('account-abstraction proxy', () => {
       expect(sent.path).toBe(`/rpc?apikey=${API_KEY}`);
       expect(sent.headers['content-type']).toBe('application/json');
       expect(sent.headers['content-length']).toBe(String(Buffer.byteLength(body)));
-      for (const header of ['x-aa-proxy-token', 'cookie', 'origin', 'referer', 'x-forwarded-for'])
+      for (const header of ['x-aa-proxy-token', 'cookie', 'origin', 'referer', 'x-forwarded-for', 'x-sponsoree'])
         expect(sent.headers[header], header).toBeUndefined();
 
       const paymaster = await call(app, 'paymaster', ip, token, rpc('pm_getPaymasterStubData'));
       expect(paymaster.text).toBe(UPSTREAM_ANSWER);
       expect(good.received.at(-1)!.path).toBe(`/pm?apikey=${API_KEY}`);
+    });
+
+    it("tells the service's own paymaster, and no other upstream, who asks: the client address and the token's id, MACed", async () => {
+      const sponsoreeKey = randomBytes(32);
+      const local = aaApp({
+        upstreams: { testnet: { bundlerUrl: `${good.url}/rpc`, paymasterUrl: `${good.url}/local-pm`, sponsoreeKey } },
+      });
+      const ip = freshIp();
+      const token = await tokenFor(local, ip);
+      expect((await call(local, 'paymaster', ip, token, rpc('pm_getPaymasterData'))).status).toBe(200);
+      const header = good.received.at(-1)!.headers['x-sponsoree'] as string;
+      expect(decodeSponsoree(sponsoreeKey, header)).toEqual({
+        client: ip,
+        token: createHash('sha256').update(token).digest('base64url').slice(0, 22),
+      });
+      expect(header).not.toContain(token.split('.')[1]);
+      expect(decodeSponsoree(randomBytes(32), header), 'another key').toBeUndefined();
+      expect((await call(local, 'bundler', ip, token, rpc('eth_chainId'))).status).toBe(200);
+      expect(good.received.at(-1)!.headers['x-sponsoree'], 'the bundler is not told').toBeUndefined();
     });
 
     it('answers 200 whatever 2xx the upstream used', async () => {

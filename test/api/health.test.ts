@@ -1,7 +1,13 @@
 import { createServer } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import request from 'supertest';
+import { formatEther, parseEther } from 'viem';
+import { entryPoint07Abi } from 'viem/account-abstraction';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type AccountAbstractionAddresses, deployAccountAbstraction } from '../../src/chain/aa/deploy-aa.js';
 import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
+import type { OpenApiDocument } from '../../src/http/openapi/document.js';
+import type { LowDepositReport } from '../../src/services/aa/paymaster-deposits.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 
@@ -68,6 +74,59 @@ describe('GET /api/health', () => {
 
     expect(res.status).toBe(503);
     expect(res.body.networks[1]).toMatchObject({ up: false, error: 'RPC answers for chain 42220' });
+  });
+});
+
+describe("GET /api/health: the local paymaster's deposit", () => {
+  let mainnet: TestSystem;
+  let system: TestSystem;
+  let aa: AccountAbstractionAddresses;
+
+  beforeAll(async () => {
+    [mainnet, system] = await Promise.all([deployTestSystem('mainnet'), deployTestSystem('testnet')]);
+    aa = await deployAccountAbstraction({ client: system.client, wallet: system.operator, paymasterSigner: system.operator.account.address });
+  });
+
+  const appWith = (paymasterLowDeposit: bigint, onLowPaymasterDeposit?: (report: LowDepositReport) => void) =>
+    testApp(new ChainGateway({ mainnet: mainnet.gateway, testnet: system.gateway }), {
+      accountAbstraction: { testnet: aa },
+      paymasterLowDeposit,
+      ...(onLowPaymasterDeposit ? { onLowPaymasterDeposit } : {}),
+    });
+
+  it('shows it on the network that runs one, low under the threshold (still 200), in the metrics, and reports a low one once', async () => {
+    const deposit = await system.client.readContract({
+      address: aa.entryPoint,
+      abi: entryPoint07Abi,
+      functionName: 'balanceOf',
+      args: [aa.paymaster],
+    });
+    const fine = await request(appWith(parseEther('10')).app).get('/api/health');
+    expect(fine.status).toBe(200);
+    expect(fine.body.networks[0].paymaster, 'no paymaster of ours on mainnet').toBeUndefined();
+    expect(fine.body.networks[1].paymaster).toEqual({ deposit: formatEther(deposit), low: false, threshold: '10' });
+
+    const reports: LowDepositReport[] = [];
+    const low = appWith(deposit + 1n, (report) => reports.push(report));
+    const res = await request(low.app).get('/api/health');
+    expect(res.status, 'a low deposit does not take the instance out').toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok' });
+    expect(res.body.networks[1].paymaster).toEqual({ deposit: formatEther(deposit), low: true, threshold: formatEther(deposit + 1n) });
+    await request(low.app).get('/api/health');
+    expect(reports).toEqual([{ network: 'testnet', deposit, threshold: deposit + 1n }]);
+    // the documented schema (the OpenAPI document the fuzzer checks answers against) holds the new member
+    const doc = (await request(low.app).get('/openapi.json')).body as OpenApiDocument;
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+    ajv.addKeyword('components');
+    ajv.addSchema({ $id: 'api', components: doc.components });
+    const validate = ajv.compile({
+      $ref: `api${String(doc.paths['/api/health']?.get?.responses['200']?.content?.['application/json']?.schema?.['$ref'])}`,
+    });
+    expect(validate(res.body) ? [] : validate.errors).toEqual([]);
+    expect(validate({ ...res.body, networks: [{ ...res.body.networks[1], paymaster: { deposit: 1, low: 'no' } }] })).toBe(false);
+    const metrics = (await request(low.app).get('/metrics')).text;
+    expect(metrics).toContain(`aa_paymaster_deposit{network="testnet"} ${Number(formatEther(deposit))}`);
+    expect(metrics).toContain('aa_paymaster_deposit_low{network="testnet"} 1');
   });
 });
 

@@ -24,6 +24,9 @@ import { fund } from '../../src/chain/embedded.js';
 import { softwarePasskey } from '../support/aa.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 
+/** A call target the test paymasters sponsor (what an operator allows with AA_SPONSOR_ALLOWED_TARGETS). */
+const SPONSORED_TARGET: Address = '0x5AEDA56215b167893e80B4fE645BA6d5Bab767DE';
+
 interface RpcAnswer {
   result?: unknown;
   error?: { code: number; message: string };
@@ -48,6 +51,13 @@ describe('local ERC-4337 bundler and paymaster', () => {
   let bundlerClient: BundlerClient;
   let sponsoredClient: BundlerClient;
   const paymasterSigner = privateKeyToAccount(generatePrivateKey());
+  /** What the test paymasters sponsor: the registry's agent actions and SPONSORED_TARGET. */
+  const callRules = () => ({
+    registry: system.deployment.contracts.registry,
+    passkeyFactory: aa.accountFactory,
+    simpleAccountFactory: aa.simpleAccountFactory,
+    allowedTargets: [SPONSORED_TARGET],
+  });
 
   const passkeyAccount = (): Promise<PasskeySmartAccount> =>
     toPasskeySmartAccount({ client: system.client, owner: softwarePasskey(), factory: aa.accountFactory });
@@ -75,6 +85,7 @@ describe('local ERC-4337 bundler and paymaster', () => {
       paymaster: aa.paymaster,
       signer: paymasterSigner,
       entryPoint: aa.entryPoint,
+      calls: callRules(),
       policy: { maxOperationsPerSender: 2 },
     });
     server = await startAaRpcServer({ bundler, paymaster });
@@ -238,7 +249,7 @@ describe('local ERC-4337 bundler and paymaster', () => {
     ['a SimpleAccount', () => simpleAccount()],
   ])('sponsors operations of %s through the paymaster RPC, then refuses the sender over its limit', async (_kind, newAccount) => {
     const account: SmartAccount = await newAccount(); // no funds: the paymaster pays
-    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const recipient = SPONSORED_TARGET;
     const depositOf = (): Promise<bigint> =>
       system.client.readContract({ address: aa.entryPoint, abi: entryPoint07Abi, functionName: 'balanceOf', args: [aa.paymaster] });
     const depositBefore = await depositOf();
@@ -255,13 +266,13 @@ describe('local ERC-4337 bundler and paymaster', () => {
     expect((await sponsoredClient.waitForUserOperationReceipt({ hash: second, pollingInterval: 10 })).success).toBe(true);
 
     await expect(sponsoredClient.sendUserOperation({ account, calls: [{ to: recipient, value: 0n }] })).rejects.toThrow(
-      /Sponsorship refused: .* already had 2 sponsored operations in the last 3600 s/,
+      /Sponsorship refused: sender limit: .* already had 2 sponsored operations in the last 3600 s/,
     );
   });
 
   it('fills gas and paymaster fields in one call with pm_sponsorUserOperation', async () => {
     const account = await passkeyAccount();
-    const calls = [{ to: account.address, value: 0n }];
+    const calls = [{ to: SPONSORED_TARGET, value: 0n }];
     const { signature: stub, ...draft } = await bundlerClient.prepareUserOperation({
       account,
       calls,
@@ -304,12 +315,13 @@ describe('local ERC-4337 bundler and paymaster', () => {
       paymaster: aa.paymaster,
       signer: paymasterSigner,
       entryPoint: aa.entryPoint,
+      calls: callRules(),
       policy: { maxGasPerOperation: 500_000n },
     });
     const account = await passkeyAccount();
     const draft = await bundlerClient.prepareUserOperation({
       account,
-      calls: [{ to: account.address, value: 0n }],
+      calls: [{ to: SPONSORED_TARGET, value: 0n }],
       parameters: ['factory', 'fees', 'nonce', 'signature'],
     });
     const op = { ...formatUserOperationRequest(draft), callGasLimit: '0x186a0', verificationGasLimit: '0xc3500', preVerificationGas: '0xc350' };
@@ -317,7 +329,7 @@ describe('local ERC-4337 bundler and paymaster', () => {
 
     await expect(strict.methods.pm_getPaymasterData!([op, aa.entryPoint, chainId, {}])).rejects.toMatchObject({
       code: -32001,
-      shortMessage: /gas limits add up to 1000000, over the 500000/,
+      shortMessage: /^Sponsorship refused: operation cap: the operation's gas limits add up to 1000000, over the 500000/,
     });
     await expect(strict.methods.pm_getPaymasterStubData!([op, `0x${'11'.repeat(20)}`, chainId, {}])).rejects.toMatchObject({
       code: -32602,

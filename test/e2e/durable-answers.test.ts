@@ -47,11 +47,14 @@ afterEach(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The call target of the sponsored UserOperation: one the operator allows the local paymaster to pay for. */
+const SPONSORED_TARGET = '0x5AEDA56215b167893e80B4fE645BA6d5Bab767DE';
+
 /** `npm start`'s process, leading a process group of its own as a terminal's foreground job does. */
 async function startService(dataDir: string): Promise<ServiceRun> {
   const port = await freePort();
   const child = spawn(serviceCommand[0], serviceCommand[1], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', AA_SPONSOR_ALLOWED_TARGETS: SPONSORED_TARGET },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -217,7 +220,7 @@ async function sponsoredUserOperation(run: ServiceRun): Promise<Reported> {
     entryPoint: { address: stack.entryPoint, version: '0.7' },
   });
   const bundler = await sponsoredBundler(run.base, stack, account, client);
-  const hash = await bundler.sendUserOperation({ calls: [{ to: account.address, value: 0n, data: '0x' }] });
+  const hash = await bundler.sendUserOperation({ calls: [{ to: SPONSORED_TARGET, value: 0n, data: '0x' }] });
   const included = await bundler.waitForUserOperationReceipt({ hash });
   expect(included).toMatchObject({ success: true, paymaster: stack.paymaster });
   return {

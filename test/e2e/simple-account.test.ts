@@ -4,7 +4,8 @@
 // the paymaster and the proxy's token, bundler and paymaster URLs (nothing of the stack is written here). An account
 // that holds nothing is deployed by its first, sponsored, operation, sent through the proxy only. The one other
 // input is the chain's JSON-RPC, which a wallet has of its own: here the embedded testnet's URL from DATA_DIR, where
-// the identity-app CLI reads it too.
+// the identity-app CLI reads it too. The calls go to a target the operator allows the local paymaster to pay for
+// (AA_SPONSOR_ALLOWED_TARGETS): it pays for nothing else but the registry's agent actions.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DiscoveredStack, discoveredStack, embeddedChainClient, sponsoredBundler } from '../support/discovered-aa.js';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.js';
+
+/** What the UserOperations call: a target the service is configured to sponsor. */
+const RECIPIENT: Address = '0x5AEDA56215b167893e80B4fE645BA6d5Bab767DE';
 
 /** The slot of an ERC-1967 proxy that holds its implementation. */
 const ERC1967_IMPLEMENTATION_SLOT = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc';
@@ -38,7 +42,7 @@ describe('a SimpleAccount v0.7 through the service, from its discovery document 
   const proxyClients = (account: SmartAccount) => sponsoredBundler(service.base, stack, account, chain);
 
   beforeAll(async () => {
-    service = await startServiceProcess(dataDir);
+    service = await startServiceProcess(dataDir, { AA_SPONSOR_ALLOWED_TARGETS: RECIPIENT });
     stack = await discoveredStack(service.base);
     const found = stack.accounts.find((kind) => kind.kind === 'simple');
     if (!found?.implementation || !found.version) throw new Error(`discovery names no SimpleAccount factory: ${JSON.stringify(stack.accounts)}`);
@@ -67,7 +71,7 @@ describe('a SimpleAccount v0.7 through the service, from its discovery document 
     });
     expect(await chain.getBalance({ address: account.address })).toBe(0n);
     expect(await chain.getCode({ address: account.address })).toBeUndefined();
-    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const recipient = RECIPIENT;
     const [bundlerCalls, paymasterCalls] = [await proxyCalls('bundler'), await proxyCalls('paymaster')];
 
     const bundler = await proxyClients(account);
@@ -90,7 +94,7 @@ describe('a SimpleAccount v0.7 through the service, from its discovery document 
     const next = await bundler.sendUserOperation({
       calls: [
         { to: recipient, value: 0n, data: '0x' },
-        { to: account.address, value: 0n, data: '0x' },
+        { to: recipient, value: 0n, data: '0x01' },
       ],
     });
     const nextReceipt = await bundler.waitForUserOperationReceipt({ hash: next });

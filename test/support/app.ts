@@ -47,6 +47,9 @@ export interface TestAppOptions {
   streamKeepAliveMs?: number;
   /** The ERC-4337 contracts per network that discovery names (default: none). */
   accountAbstraction?: ServiceOptions['accountAbstraction'];
+  /** Local paymasters' deposits: under this a deposit is low, and onLowPaymasterDeposit hears of it. */
+  paymasterLowDeposit?: bigint;
+  onLowPaymasterDeposit?: ServiceOptions['onLowPaymasterDeposit'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -70,6 +73,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
+    ...(options.paymasterLowDeposit !== undefined ? { paymasterLowDeposit: options.paymasterLowDeposit } : {}),
+    ...(options.onLowPaymasterDeposit ? { onLowPaymasterDeposit: options.onLowPaymasterDeposit } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,

@@ -23,12 +23,12 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the service and resolves once GET /api/health answers 200. */
-export async function startServiceProcess(dataDir: string): Promise<ServiceProcess> {
+/** Starts the service (with `env` beside its DATA_DIR and port) and resolves once GET /api/health answers 200. */
+export async function startServiceProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(serviceCommand[0], serviceCommand[1], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,3 +1,4 @@
+import { parseEther } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { CELO_DEPLOYMENTS } from '../../src/chain/celo-deployments.js';
 import { loadConfig, metricsExposure } from '../../src/config.js';
@@ -60,6 +61,41 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ PORT: '3000', METRICS_PORT: '3000' })).toThrow(/METRICS_PORT: must differ from PORT/);
     expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
+  });
+
+  it("reads the local paymasters' sponsorship policy: allowed targets, budgets in gas and native value, the low deposit", () => {
+    const defaults = loadConfig({}).aaSponsorship;
+    expect(defaults).toEqual({
+      allowedTargets: [],
+      budgets: {
+        perToken: { gas: 10_000_000n, wei: parseEther('0.05') },
+        perClient: { gas: 20_000_000n, wei: parseEther('0.1') },
+        global: { gas: 400_000_000n, wei: parseEther('2') },
+      },
+      lowDeposit: parseEther('10'),
+    });
+    const set = loadConfig({
+      AA_SPONSOR_ALLOWED_TARGETS: ' 0x5aeda56215b167893e80b4fe645ba6d5bab767de, ,0x1111111111111111111111111111111111111111',
+      AA_SPONSOR_TOKEN_GAS_PER_HOUR: '0',
+      AA_SPONSOR_CLIENT_VALUE_PER_HOUR: '0.000000000000000001',
+      AA_SPONSOR_GLOBAL_VALUE_PER_HOUR: '25',
+      AA_PAYMASTER_LOW_DEPOSIT: '2.5',
+    }).aaSponsorship;
+    expect(set.allowedTargets).toEqual(['0x5AEDA56215b167893e80B4fE645BA6d5Bab767DE', '0x1111111111111111111111111111111111111111']);
+    expect(set.budgets.perToken.gas).toBe(0n);
+    expect(set.budgets.perClient.wei).toBe(1n);
+    expect(set.budgets.global.wei).toBe(parseEther('25'));
+    expect(set.lowDeposit).toBe(parseEther('2.5'));
+    expect(() =>
+      loadConfig({
+        AA_SPONSOR_ALLOWED_TARGETS: '0x12',
+        AA_SPONSOR_CLIENT_GAS_PER_HOUR: '1e6',
+        AA_SPONSOR_CLIENT_VALUE_PER_HOUR: '-1',
+        AA_PAYMASTER_LOW_DEPOSIT: '0.0000000000000000001',
+      }),
+    ).toThrow(
+      /AA_SPONSOR_ALLOWED_TARGETS.*0x12 is not a 0x-prefixed 20-byte hex address[\s\S]*AA_SPONSOR_CLIENT_GAS_PER_HOUR: must be a whole amount of gas[\s\S]*AA_SPONSOR_CLIENT_VALUE_PER_HOUR: must be an amount of the native token[\s\S]*AA_PAYMASTER_LOW_DEPOSIT/,
+    );
   });
 
   it('names every invalid variable in one error', () => {

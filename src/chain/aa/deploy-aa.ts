@@ -8,6 +8,7 @@ import { entryPoint07Abi } from 'viem/account-abstraction';
 import { passkeyAccountFactoryBytecode, sponsorPaymasterBytecode } from '../artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../clients.js';
 import { DETERMINISTIC_DEPLOYER, deployDeterministic, deployEntryPointV07, ENTRY_POINT_V07 } from './entry-point.js';
+import { readPaymasterDeposit } from './paymaster-deposit.js';
 import { deploySimpleAccountFactoryV07, SIMPLE_ACCOUNT_FACTORY_V07, SIMPLE_ACCOUNT_V07 } from './simple-account-factory.js';
 
 export interface AccountAbstractionAddresses {
@@ -38,7 +39,8 @@ export interface DeployAccountAbstractionOptions {
 const FACTORY_SALT: Hex = keccak256(stringToHex('agent-identity-registry:PasskeyAccountFactory'));
 const PAYMASTER_SALT: Hex = keccak256(stringToHex('agent-identity-registry:SponsorPaymaster'));
 const DEFAULT_DEPOSIT = parseEther('100');
-const DEFAULT_MINIMUM_DEPOSIT = parseEther('10');
+/** Also where the service calls the deposit low (AA_PAYMASTER_LOW_DEPOSIT's default): a restart tops it up. */
+export const DEFAULT_MINIMUM_DEPOSIT = parseEther('10');
 
 const deterministicAddress = (bytecode: Hex, salt: Hex): Address =>
   getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt, bytecode });
@@ -92,7 +94,7 @@ export async function deployAccountAbstraction(options: DeployAccountAbstraction
     hasCode(client, simpleAccountFactory),
     hasCode(client, accountFactory),
     hasCode(client, paymaster),
-    client.readContract({ address: entryPoint, abi: entryPoint07Abi, functionName: 'balanceOf', args: [paymaster] }).catch(() => 0n),
+    readPaymasterDeposit(client, { entryPoint, paymaster }).catch(() => 0n),
   ]);
   // one sender: the deployments go one after the other
   if (!entryPointThere) await deployOnce(client, entryPoint, () => deployEntryPointV07(client, wallet));

@@ -3,6 +3,7 @@
 // EntryPoint's "AAxx" reasons to its own error classes).
 import { BaseError } from 'viem';
 import type { ChainClient } from '../clients.js';
+import type { Sponsoree } from './sponsoree-header.js';
 
 export const RpcErrorCode = {
   invalidParams: -32602,
@@ -38,8 +39,14 @@ export class AaRpcError extends BaseError {
 
 export const invalidParams = (message: string): AaRpcError => new AaRpcError(RpcErrorCode.invalidParams, message);
 
+/** What the HTTP side knows of a request beyond its body. */
+export interface RpcContext {
+  /** Who the proxy says asks (its MACed header); absent for a direct caller. */
+  sponsoree?: Sponsoree;
+}
+
 /** A method of a service: its positional params, its result (JSON-ready: hex strings, no bigint). */
-export type RpcMethod = (params: readonly unknown[]) => Promise<unknown>;
+export type RpcMethod = (params: readonly unknown[], context?: RpcContext) => Promise<unknown>;
 
 export interface RpcService {
   readonly methods: Readonly<Record<string, RpcMethod>>;

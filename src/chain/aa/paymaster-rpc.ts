@@ -6,22 +6,25 @@
 // the signature being the service signer's EIP-191 signature of the paymaster's getHash(userOp, validUntil,
 // validAfter), read from the contract itself so the two can never disagree about what is signed.
 //
-// Sponsorship policy:
+// Sponsorship policy (each refusal is a JSON-RPC error, code -32001, whose message names the rule):
 // - Only operations for the configured EntryPoint (v0.7) on this chain; others are refused as invalid params.
-// - Any account of that EntryPoint, whichever factory made it (our passkey accounts, SimpleAccount v0.7 from the
-//   canonical factory, another): the operation's sender is what the limits below count, not its kind.
+// - allowed calls, factory, account kind: only what the product needs (sponsored-calls.ts): accounts of our two
+//   factories, deployed by them or already deployed, calling the registry's agent-management actions or a target
+//   the operator allows, or nothing while being deployed.
 // - An approval is valid for a few minutes: validUntil is the latest block's time plus validitySeconds (default
 //   300), validAfter is 0. The EntryPoint refuses the operation after that (AA32), so a stale approval cannot be
 //   replayed later.
-// - Each sender gets at most maxOperationsPerSender approvals (default 10) in a rolling windowSeconds (default one
-//   hour). An approval counts when the paymaster signs (pm_getPaymasterData, pm_sponsorUserOperation), whether or
-//   not the operation is then sent; stub data does not count, but a sender already at its limit is refused there,
-//   before the wallet spends an estimation on it.
-// - The gas the paymaster may be charged for one operation is capped: the sum of its gas limits at most
-//   maxGasPerOperation (default 5,000,000; a passkey account's deployment takes about 1.7M), and that sum times
+// - sender limit: each sender gets at most maxOperationsPerSender approvals (default 10) in a rolling windowSeconds
+//   (default one hour). An approval counts when the paymaster signs (pm_getPaymasterData, pm_sponsorUserOperation),
+//   whether or not the operation is then sent; stub data does not count, but a sender already at its limit is
+//   refused there, before the wallet spends an estimation on it.
+// - operation cap: the gas the paymaster may be charged for one operation is capped: the sum of its gas limits at
+//   most maxGasPerOperation (default 5,000,000; a passkey account's deployment takes about 1.7M), and that sum times
 //   maxFeePerGas at most maxCostPerOperation (default 0.05 of the native token).
-// - A refusal is a JSON-RPC error (code -32001) whose message names the rule and, for the sender limit, when the
-//   sender may ask again.
+// - token budget, client budget, global budget: senders cost nothing to make, so the sender limit alone bounds
+//   nothing; what is signed is charged, in gas and in wei, to the budgets of the proxy token and of the client
+//   address the proxy vouches for (sponsoree-header.ts) and to the paymaster's own, per rolling hour
+//   (sponsorship-budget.ts). Like the sender limit, a signature counts whether or not the operation is sent.
 import {
   type Address,
   concat,
@@ -38,7 +41,18 @@ import {
 import { sponsorPaymasterAbi } from '../artifacts/index.js';
 import type { ChainClient } from '../clients.js';
 import { estimateUserOperationGas } from './gas-estimation.js';
-import { AaRpcError, chainIdOnce, invalidParams, RpcErrorCode, type RpcMethod, type RpcService } from './json-rpc.js';
+import { chainIdOnce, invalidParams, type RpcContext, type RpcMethod, type RpcService } from './json-rpc.js';
+import { type SponsoredCallRules, sponsoredCallCheck } from './sponsored-calls.js';
+import { DIRECT_CLIENT } from './sponsoree-header.js';
+import {
+  type BudgetLedger,
+  createMemoryBudgetLedger,
+  DEFAULT_BUDGETS,
+  type SponsoredCost,
+  type SponsorshipBudgetLimits,
+  sponsorshipBudgets,
+} from './sponsorship-budget.js';
+import { sponsorshipRefused } from './sponsorship-refusal.js';
 import { type DraftUserOperation, packUserOperation, parseDraftUserOperation, totalGasLimit, type UserOperationV07 } from './user-operation.js';
 
 /** Records of approvals per sender, for the per-sender limit: in memory by default, or on a shared store. */
@@ -77,6 +91,10 @@ export interface SponsorshipPolicy {
   maxCostPerOperation?: bigint;
   /** Where approvals are counted (default: in memory, per process). */
   ledger?: SponsorshipLedger;
+  /** Gas and wei per rolling hour per proxy token, per client and in all (default DEFAULT_BUDGETS). */
+  budgets?: Partial<SponsorshipBudgetLimits>;
+  /** Where the budgets are counted (default: in memory, per process). */
+  budgetLedger?: BudgetLedger;
   /** Named to wallets as the sponsor (ERC-7677 `sponsor.name`). */
   sponsorName?: string;
 }
@@ -88,6 +106,8 @@ export interface LocalPaymasterOptions {
   /** The paymaster's verifying signer. */
   signer: LocalAccount;
   entryPoint: Address;
+  /** What the sponsored operations may call (the registry, our factories, the operator's targets). */
+  calls: SponsoredCallRules;
   policy?: SponsorshipPolicy;
 }
 
@@ -107,8 +127,6 @@ const STUB_SIGNATURE: Hex =
 
 const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
-const refused = (message: string): AaRpcError => new AaRpcError(RpcErrorCode.sponsorshipRefused, `Sponsorship refused: ${message}`);
-
 const validityData = (validUntil: number, validAfter: number): Hex =>
   encodeAbiParameters([{ type: 'uint48' }, { type: 'uint48' }], [validUntil, validAfter]);
 
@@ -121,6 +139,8 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
   const maxGas = policy.maxGasPerOperation ?? 5_000_000n;
   const maxCost = policy.maxCostPerOperation ?? parseEther('0.05');
   const ledger = policy.ledger ?? createMemorySponsorshipLedger(windowMs);
+  const budgets = sponsorshipBudgets(policy.budgetLedger ?? createMemoryBudgetLedger(), { ...DEFAULT_BUDGETS, ...policy.budgets });
+  const checkCalls = sponsoredCallCheck(client, options.calls);
   const getChainId = chainIdOnce(client);
 
   async function checkTarget(entryPointParam: unknown, chainIdParam?: unknown): Promise<void> {
@@ -140,17 +160,22 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
     const recent = await ledger.approvals(sender, now - windowMs);
     if (recent.length < maxPerSender) return;
     const retryIn = Math.max(1, Math.ceil(((recent[0] ?? now) + windowMs - now) / 1000));
-    throw refused(
+    throw sponsorshipRefused(
+      'sender limit',
       `${sender} already had ${recent.length} sponsored operations in the last ${windowMs / 1000} s (the limit); try again in ${retryIn} s`,
     );
   }
 
   function checkGasCap(op: UserOperationV07): void {
     const gas = totalGasLimit(op);
-    if (gas > maxGas) throw refused(`the operation's gas limits add up to ${gas}, over the ${maxGas} this paymaster pays per operation`);
+    if (gas > maxGas)
+      throw sponsorshipRefused('operation cap', `the operation's gas limits add up to ${gas}, over the ${maxGas} this paymaster pays per operation`);
     const cost = gas * op.maxFeePerGas;
     if (cost > maxCost) {
-      throw refused(`the operation may cost ${formatEther(cost)}, over the ${formatEther(maxCost)} this paymaster pays per operation`);
+      throw sponsorshipRefused(
+        'operation cap',
+        `the operation may cost ${formatEther(cost)}, over the ${formatEther(maxCost)} this paymaster pays per operation`,
+      );
     }
   }
 
@@ -175,8 +200,14 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
     return Number(block.timestamp) + validitySeconds;
   }
 
-  /** Approves `op` (its gas limits final): checks the policy, counts the approval, signs. Returns paymasterData. */
-  async function approve(op: UserOperationV07): Promise<Hex> {
+  /** The most the EntryPoint may take from the deposit for `op`. */
+  const costOf = (op: UserOperationV07): SponsoredCost => ({ gas: totalGasLimit(op), wei: totalGasLimit(op) * op.maxFeePerGas });
+
+  /**
+   * Approves `op` (its gas limits final, its calls checked): checks the caps and the sender limit, charges the
+   * budgets of whoever asks, counts the approval, signs. Returns paymasterData.
+   */
+  async function approve(op: UserOperationV07, context: RpcContext): Promise<Hex> {
     checkGasCap(op);
     await checkSenderLimit(op.sender);
     const until = await validUntil();
@@ -187,6 +218,7 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
       functionName: 'getHash',
       args: [packUserOperation(unsigned), until, 0],
     });
+    await budgets.charge(context.sponsoree ?? { client: DIRECT_CLIENT }, op.sender, costOf(op), Date.now());
     await ledger.record(op.sender, Date.now());
     const signature = await signer.signMessage({ message: { raw: hash } });
     return concat([validityData(until, 0), signature]);
@@ -205,6 +237,7 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
     pm_getPaymasterStubData: async ([userOp, entryPointParam, chainIdParam]) => {
       await checkTarget(entryPointParam, chainIdParam);
       const draft = parseDraftUserOperation(userOp);
+      await checkCalls(draft);
       await checkSenderLimit(draft.sender);
       const stubData = concat([validityData(await validUntil(), 0), STUB_SIGNATURE]);
       const op = sponsored({ ...draft, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, stubData);
@@ -215,15 +248,17 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
       };
     },
 
-    pm_getPaymasterData: async ([userOp, entryPointParam, chainIdParam]) => {
+    pm_getPaymasterData: async ([userOp, entryPointParam, chainIdParam], context = {}) => {
       await checkTarget(entryPointParam, chainIdParam);
       const op = sponsored(withFees(parseDraftUserOperation(userOp)), '0x');
-      return paymasterFields(op, await approve(op));
+      await checkCalls(op);
+      return paymasterFields(op, await approve(op, context));
     },
 
-    pm_sponsorUserOperation: async ([userOp, entryPointParam]) => {
+    pm_sponsorUserOperation: async ([userOp, entryPointParam], context = {}) => {
       await checkTarget(entryPointParam);
       const draft = withFees(parseDraftUserOperation(userOp));
+      await checkCalls(draft);
       await checkSenderLimit(draft.sender);
       const stub = sponsored(draft, concat([validityData(await validUntil(), 0), STUB_SIGNATURE]));
       const gas = await estimateUserOperationGas({ client, entryPoint, chainId: await getChainId(), beneficiary: paymaster }, stub);
@@ -236,7 +271,7 @@ export function createLocalPaymaster(options: LocalPaymasterOptions): LocalPayma
         preVerificationGas: max(gas.preVerificationGas, draft.preVerificationGas),
         paymasterVerificationGasLimit: max(gas.paymasterVerificationGasLimit ?? 0n, draft.paymasterVerificationGasLimit ?? 0n),
       };
-      const paymasterData = await approve(op);
+      const paymasterData = await approve(op, context);
       return {
         ...paymasterFields(op, paymasterData),
         preVerificationGas: numberToHex(op.preVerificationGas),

@@ -5,7 +5,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jayson, { type JSONRPCCallbackTypePlain, type JSONRPCRequestLike, type Method, type RequestParamsLike, type Server } from 'jayson';
-import { RpcErrorCode, type RpcService, toJsonRpcError } from './json-rpc.js';
+import { type RpcContext, RpcErrorCode, type RpcService, toJsonRpcError } from './json-rpc.js';
+import { decodeSponsoree, SPONSOREE_HEADER } from './sponsoree-header.js';
 
 export interface AaRpcServerOptions {
   bundler: RpcService;
@@ -14,6 +15,11 @@ export interface AaRpcServerOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
+  /**
+   * The key the proxy MACs its x-sponsoree header with (sponsoree-header.ts): the paymaster then charges that client's
+   * budgets. Absent, or a request without the header: a direct caller. A header that does not verify is refused.
+   */
+  sponsoreeKey?: Uint8Array;
 }
 
 export interface AaRpcServer {
@@ -30,16 +36,19 @@ const INVALID_REQUEST = -32600;
 function jsonRpcServer(service: RpcService): Server {
   const methods: Record<string, Method> = {};
   for (const [name, method] of Object.entries(service.methods)) {
-    methods[name] = new jayson.Method((params: RequestParamsLike, callback: JSONRPCCallbackTypePlain) => {
-      if (params !== undefined && !Array.isArray(params)) {
-        callback({ code: RpcErrorCode.invalidParams, message: 'Invalid params: params must be an array' });
-        return;
-      }
-      method(params ?? []).then(
-        (result) => callback(null, result),
-        (error: unknown) => callback(toJsonRpcError(error)),
-      );
-    });
+    methods[name] = new jayson.Method(
+      (params: RequestParamsLike, context: object, callback: JSONRPCCallbackTypePlain) => {
+        if (params !== undefined && !Array.isArray(params)) {
+          callback({ code: RpcErrorCode.invalidParams, message: 'Invalid params: params must be an array' });
+          return;
+        }
+        method(params ?? [], context as RpcContext).then(
+          (result) => callback(null, result),
+          (error: unknown) => callback(toJsonRpcError(error)),
+        );
+      },
+      { useContext: true },
+    );
   }
   const known = Object.keys(methods).join(', ');
   const unknown = (name: string): Method =>
@@ -91,6 +100,13 @@ export async function startAaRpcServer(options: AaRpcServerOptions): Promise<AaR
     if (!route)
       return send(response, 404, errorBody(INVALID_REQUEST, `No JSON-RPC service at ${path.slice(0, 100)}: POST to /bundler or /paymaster`));
     if (request.method !== 'POST') return send(response, 405, errorBody(INVALID_REQUEST, 'JSON-RPC requests are POSTed'), { allow: 'POST' });
+    const context: RpcContext = {};
+    const claimed = request.headers[SPONSOREE_HEADER];
+    if (typeof claimed === 'string' && options.sponsoreeKey) {
+      const sponsoree = decodeSponsoree(options.sponsoreeKey, claimed);
+      if (!sponsoree) return send(response, 401, errorBody(INVALID_REQUEST, `The ${SPONSOREE_HEADER} header was not set by this service's proxy`));
+      context.sponsoree = sponsoree;
+    }
     const text = await readBody(request);
     if (text === undefined) return send(response, 413, errorBody(INVALID_REQUEST, `The request body is over ${MAX_BODY_BYTES} bytes`));
     let parsed: unknown;
@@ -99,7 +115,7 @@ export async function startAaRpcServer(options: AaRpcServerOptions): Promise<AaR
     } catch {
       return send(response, 200, errorBody(PARSE_ERROR, 'Parse error: the body is not JSON'));
     }
-    const answer = await route.callp(parsed as JSONRPCRequestLike).catch((error: unknown) => error);
+    const answer = await route.callp(parsed as JSONRPCRequestLike, context).catch((error: unknown) => error);
     if (answer === undefined) {
       response.writeHead(204).end(); // notifications only: nothing to answer
       return;

@@ -36,7 +36,8 @@ const forwardRoute = (
   responses: {
     200: { description: "The upstream's JSON-RPC response, unchanged", schema: jsonRpcResponseSchema },
     400: {
-      description: 'An unsupported or missing chain; a body that is not JSON, a batch, not JSON-RPC 2.0, a method not allowed, params not an array',
+      description:
+        'An unsupported or missing chain; a body that is not JSON, repeats a key, is a batch, not JSON-RPC 2.0, a method not allowed, params not an array',
     },
     401: { description: 'The token is missing, malformed, forged, expired, or for another chain, address or User-Agent (the message says which)' },
     403: originRefused,

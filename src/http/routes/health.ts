@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ChainGateway } from '../../chain/gateway.js';
+import type { NetworkName } from '../../core/networks.js';
+import type { PaymasterDepositStatus } from '../../services/aa/paymaster-deposits.js';
 import type { StoreHealth } from '../../services/store-health.js';
 import type { Route } from '../route.js';
 
@@ -19,6 +21,14 @@ export const healthSchema = z
           rpc: z.enum(['embedded', 'external']).describe('embedded: a local chain the service runs itself'),
           restarting: z.boolean().optional().describe('true while an embedded chain that stopped is restarted from its saved state'),
           error: z.string().optional().describe('Why the network is down'),
+          paymaster: z
+            .object({
+              deposit: z.string().describe("The paymaster's deposit at the EntryPoint, in the native token (decimal)"),
+              low: z.boolean().describe('true while the deposit is under the threshold: sponsorship will soon stop'),
+              threshold: z.string().describe('AA_PAYMASTER_LOW_DEPOSIT, in the native token'),
+            })
+            .optional()
+            .describe("The local paymaster's deposit, on a network whose ERC-4337 stack the service runs (absent if unread)"),
         })
         .meta({ id: 'NetworkHealth' }),
     ),
@@ -31,14 +41,22 @@ export const healthSchema = z
   })
   .meta({ id: 'Health' });
 
-/** GET /api/health: per network, whether the chain answers, and whether the store does; 503 when any does not. */
-export function healthRoutes(chains: ChainGateway, version: string, storeHealth: () => Promise<StoreHealth>): Route[] {
+/**
+ * GET /api/health: per network, whether the chain answers (and its local paymaster's deposit), and whether the store
+ * does; 503 when a chain or the store does not. A low deposit does not make the service degraded: it still serves.
+ */
+export function healthRoutes(
+  chains: ChainGateway,
+  version: string,
+  storeHealth: () => Promise<StoreHealth>,
+  paymasterDeposits: () => Promise<Partial<Record<NetworkName, PaymasterDepositStatus>>>,
+): Route[] {
   return [
     {
       method: 'get',
       path: '/api/health',
       summary: 'Health of the service and of each network',
-      description: 'Asks each chain for its id and latest block, and the store for a key. Not cached.',
+      description: "Asks each chain for its id and latest block (and the local paymaster's deposit), and the store for a key. Not cached.",
       tags: ['Service'],
       cors: 'public',
       responses: {
@@ -46,7 +64,11 @@ export function healthRoutes(chains: ChainGateway, version: string, storeHealth:
         503: { description: 'At least one network does not answer (or answers for the wrong chain), or the store does not', schema: healthSchema },
       },
       handler: async (_req, res) => {
-        const [networks, store] = await Promise.all([chains.health(), storeHealth()]);
+        const [chainHealth, store, deposits] = await Promise.all([chains.health(), storeHealth(), paymasterDeposits()]);
+        const networks = chainHealth.map((n) => {
+          const paymaster = deposits[n.network];
+          return paymaster ? { ...n, paymaster } : n;
+        });
         const up = store.up && networks.every((n) => n.up);
         const body: z.output<typeof healthSchema> = { status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks, store };
         res.status(up ? 200 : 503).json(body);

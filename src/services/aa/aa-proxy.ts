@@ -2,9 +2,11 @@
 // through the service, which forwards them to the configured upstream of the network, so the upstream's URL (and
 // the provider API key in it) never reaches the page. The page must be an allowed origin and hold a short-lived
 // token bound to it; calls are counted per client. Every refusal is a ServiceError saying why.
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import { encodeSponsoree, SPONSOREE_HEADER } from '../../chain/aa/sponsoree-header.js';
 import { ServiceError } from '../../core/errors.js';
 import { chainIdOf, type NetworkName, resolveNetworkOrAlias } from '../../core/networks.js';
 import type { Clock, KeyValueStore } from '../../store/key-value-store.js';
@@ -19,6 +21,11 @@ import { readBodyText } from './request-body.js';
 export interface AaUpstreams {
   bundlerUrl?: string;
   paymasterUrl?: string;
+  /**
+   * Set when the paymaster is the service's own local one: the proxy tells it who asks (client address, token id) in
+   * a header MACed with this key, and it charges that client's budgets. Never set for a provider's paymaster.
+   */
+  sponsoreeKey?: Uint8Array;
 }
 
 export interface AaProxyOptions {
@@ -147,12 +154,18 @@ export class AaProxyService {
     const upstream = rules.upstreamOf(this.#upstreams[network] ?? {});
     if (!upstream) throw new ServiceError(503, `${rules.label} not configured for ${network}: set ${network.toUpperCase()}_${rules.setting}`);
     checkOrigin(call.headers, this.#origin);
-    this.#tokens.verify(headerOf(call.headers, PROXY_TOKEN_HEADER), bindingOf(call, network));
+    const token = headerOf(call.headers, PROXY_TOKEN_HEADER);
+    this.#tokens.verify(token, bindingOf(call, network));
     await this.#limits[route].consume(call.client);
     const text = await readBodyText(body, headerOf(call.headers, 'content-length'));
     const request = parseJsonRpcRequest(text, rules.schema);
+    const { sponsoreeKey } = this.#upstreams[network] ?? {};
+    const headers: Record<string, string> =
+      route === 'paymaster' && sponsoreeKey
+        ? { [SPONSOREE_HEADER]: encodeSponsoree(sponsoreeKey, { client: call.client, token: tokenId(token as string) }) }
+        : {};
     try {
-      return await forwardJsonRpc(upstream, text, request, this.#timeoutMs);
+      return await forwardJsonRpc(upstream, text, request, this.#timeoutMs, headers);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       this.#onUpstreamError?.({ network, route, upstream: upstreamOrigin(upstream), timedOut: error.timedOut, reason: error.message });
@@ -160,6 +173,9 @@ export class AaProxyService {
     }
   }
 }
+
+/** Names a token to the paymaster's per-token budget without handing the token (a credential) on. */
+const tokenId = (token: string): string => createHash('sha256').update(token, 'utf8').digest('base64url').slice(0, 22);
 
 const bindingOf = (call: AaCall, network: NetworkName): TokenBinding => ({
   chainId: chainIdOf(network),

@@ -29,7 +29,7 @@ export class UpstreamError extends Error {
 /** The upstream without path or query, where providers put API keys: all a log may show of it. */
 export const upstreamOrigin = (url: string): string => (URL.canParse(url) ? new URL(url).origin : 'an invalid URL');
 
-function clientOptions(url: URL, body: string): HttpClientOptions {
+function clientOptions(url: URL, body: string, headers: Record<string, string>): HttpClientOptions {
   return {
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
@@ -37,18 +37,25 @@ function clientOptions(url: URL, body: string): HttpClientOptions {
     path: `${url.pathname}${url.search}`,
     ...(url.username ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
     // the same header names jayson sets, so these replace its own (its Content-Length is of its serialization)
-    headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body, 'utf8') },
+    headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body, 'utf8') },
     notificationIdNull: true,
   };
 }
 
 /**
- * Sends `body` (the text of `request`) to `url` and resolves with the upstream's response text; rejects with an
- * UpstreamError after `timeoutMs` or when the upstream fails (connection, HTTP status, not JSON-RPC).
+ * Sends `body` (the text of `request`) to `url`, with `headers` of the proxy's own beside the content headers, and
+ * resolves with the upstream's response text; rejects with an UpstreamError after `timeoutMs` or when the upstream
+ * fails (connection, HTTP status, not JSON-RPC).
  */
-export function forwardJsonRpc(url: string, body: string, request: JSONRPCVersionTwoRequest, timeoutMs: number): Promise<string> {
+export function forwardJsonRpc(
+  url: string,
+  body: string,
+  request: JSONRPCVersionTwoRequest,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const target = new URL(url);
-  const options = clientOptions(target, body);
+  const options = clientOptions(target, body, headers);
   const client = target.protocol === 'https:' ? jayson.client.https(options) : jayson.client.http(options);
   return new Promise((resolve, reject) => {
     let sent: ClientRequest | undefined;

@@ -4,6 +4,7 @@
 import type { JSONRPCVersionTwoRequest } from 'jayson';
 import { z } from 'zod';
 import { badRequest } from '../../core/errors.js';
+import { findDuplicateKey } from './json-duplicate-keys.js';
 
 export const BUNDLER_METHODS = [
   'eth_chainId',
@@ -52,6 +53,14 @@ export function parseJsonRpcRequest(text: string, schema: JsonRpcRequestSchema):
     value = JSON.parse(text);
   } catch {
     throw badRequest('Invalid JSON body');
+  }
+  // Refused, not re-serialized: the upstream gets the caller's bytes (its numbers and escapes untouched), and those
+  // bytes must have one reading, the one checked here.
+  const duplicate = findDuplicateKey(text);
+  if (duplicate) {
+    throw badRequest(
+      `Invalid JSON body: duplicate key ${JSON.stringify(shown(duplicate.key))}${duplicate.path ? ` in ${shown(duplicate.path)}` : ''}`,
+    );
   }
   if (Array.isArray(value)) throw badRequest('Batch requests are not supported');
   if (typeof value !== 'object' || value === null) throw badRequest('Invalid JSON-RPC request: the body must be a JSON object');
