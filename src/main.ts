@@ -263,6 +263,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     await Promise.all(devChains.map((chain) => chain.stop()));
   };
   const metrics = new Metrics({ defaultMetrics: true });
+  metrics.observeStore(store);
   try {
     const sessionSecret = await keptSecret(SESSION_SECRET, config.sessionSecret);
     timer.end('dataDir');
