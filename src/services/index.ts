@@ -157,7 +157,7 @@ export function createServices(options: ServiceOptions): Services {
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
   const demo = {
     verify: new DemoVerifyService(signedRequests, options.store),
-    census: new DemoCensusService(signedRequests, options.store, clock),
+    census: new DemoCensusService(signedRequests, options.store, queries, clock),
     agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
     chainVerify: new DemoChainVerifyService('secp256k1', signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}),
     chainVerifyEd25519: new DemoChainVerifyService(
