@@ -319,6 +319,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       demoVerifiersEd25519,
       chatAgent: intentChatAgent,
       ...(config.chatAgentUrl ? { chatAgentUrl: config.chatAgentUrl } : {}),
+      agentMessages: config.agentMessages,
+      chatHistory: config.chatHistory,
       accountAbstraction: Object.fromEntries(
         NETWORK_NAMES.flatMap((network) => {
           const local = accountAbstraction[network]?.addresses;
@@ -352,6 +354,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       secret: sessionSecret,
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
       streamKeepAliveMs: config.streamKeepAliveMs,
+      taskLifetimes: config.a2aTasks,
       logger,
     });
     const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;

@@ -45,6 +45,12 @@ export interface TestAppOptions {
   streamKeepAliveMs?: number;
   /** The ERC-4337 contracts per network that discovery names (default: none). */
   accountAbstraction?: ServiceOptions['accountAbstraction'];
+  /** Messages to the agent: rate per client, sizes (default: the service's). */
+  agentMessages?: ServiceOptions['agentMessages'];
+  /** How long and how much chat history is kept (default: the service's). */
+  chatHistory?: ServiceOptions['chatHistory'];
+  /** How long A2A tasks that follow no session are kept (default: the service's). */
+  taskLifetimes?: A2aAgentOptions['taskLifetimes'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -67,6 +73,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
+    ...(options.agentMessages ? { agentMessages: options.agentMessages } : {}),
+    ...(options.chatHistory ? { chatHistory: options.chatHistory } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,
@@ -77,6 +85,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     logger,
     ...options.push,
     ...(options.streamKeepAliveMs !== undefined ? { streamKeepAliveMs: options.streamKeepAliveMs } : {}),
+    ...(options.taskLifetimes ? { taskLifetimes: options.taskLifetimes } : {}),
   });
   const app = createApp({
     chains,

@@ -5,8 +5,9 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
+import type { AgentMessageLimits } from '../../services/agent-message-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
-import { BODY_LIMIT, type Route } from '../route.js';
+import { bodyLimitText, type Route } from '../route.js';
 import { type JsonRpcAnswer, type JsonRpcRequest, jsonRpcAnswerSchema, jsonRpcBatchSchema, jsonRpcRequestSchema } from '../schemas/json-rpc.js';
 
 /** The A2A agent's handlers, ready to be mounted at any path. */
@@ -91,7 +92,8 @@ const methodsOf = (req: Request): JsonRpcMethods | undefined => {
   return version === '1.0' || version === '0.3' ? VERSIONS[version] : undefined;
 };
 
-export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
+export function a2aRoutes(handlers: A2aHttpHandlers, limits: AgentMessageLimits): Route[] {
+  const bodyLimit = bodyLimitText(limits.maxBodyBytes);
   return [
     ...[...AGENT_CARD_PATHS, A2A_PATH].map(
       (path): Route => ({
@@ -120,12 +122,16 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
         '{"intent": "verify", "agentId": 5, "network": "testnet"} as a data part, JSON in a text part, or plain text. ' +
         'JSON-RPC 2.0 as specified: batches (at most 100 requests; streaming methods alone), notifications (no id: ' +
         'handled, answered 204 without a body), -32700 for a body that is not JSON, -32600 for an invalid request, ' +
-        '-32601 for an unknown method. Protocol errors are JSON-RPC error objects with HTTP 200; a body over 200 kB is ' +
-        'refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, both with a JSON-RPC ' +
-        'error object.',
+        '-32601 for an unknown method. Protocol errors are JSON-RPC error objects with HTTP 200; a body over ' +
+        `${limits.maxBodyBytes} bytes is refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, ` +
+        'both with a JSON-RPC error object. Messages (message/send, message/stream, SendMessage, SendStreamingMessage) are ' +
+        `limited per client address to ${limits.rate.rule.limit} a minute, together with POST /api/demo/chat, and each message ` +
+        `to ${limits.maxMessageBytes} bytes as JSON: beyond either, a -32602 error saying which (data: {status: 429 with ` +
+        'retryAfterSeconds, and Retry-After on a lone request; or status 413}).',
       tags: TAGS,
       cors: 'a2a',
       ownBody: true,
+      bodyLimit: limits.maxBodyBytes,
       body: z.union([jsonRpcRequestSchema, jsonRpcBatchSchema]).describe('One JSON-RPC 2.0 request, or a batch: an array of them'),
       responses: {
         200: {
@@ -134,13 +140,13 @@ export function a2aRoutes(handlers: A2aHttpHandlers): Route[] {
           contentType: 'text/event-stream',
         },
         204: { description: 'Only notifications were sent: no answer' },
-        413: { description: 'The body is over 200 kB: a JSON-RPC error object (-32600, id null)', schema: jsonRpcAnswerSchema },
+        413: { description: `The body is over ${limits.maxBodyBytes} bytes: a JSON-RPC error object (-32600, id null)`, schema: jsonRpcAnswerSchema },
         415: {
           description: 'A charset other than UTF-8 or an unknown Content-Encoding: a JSON-RPC error object (-32600, id null)',
           schema: jsonRpcAnswerSchema,
         },
       },
-      handler: jsonRpcFront({ limit: BODY_LIMIT, methodsOf, single: handlers.rpc, call: handlers.call }),
+      handler: jsonRpcFront({ limit: bodyLimit, methodsOf, single: handlers.rpc, call: handlers.call }),
     },
   ];
 }
