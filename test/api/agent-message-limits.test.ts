@@ -109,6 +109,22 @@ describe('messages to the agent: one per-client budget, bounded sizes', () => {
     expect(fits.body.result).toMatchObject({ kind: 'task' });
   });
 
+  it("A2A: the agent's words in a task stay short even when a refusal quotes a long value", async () => {
+    const intent = 'y'.repeat(850);
+    const res = await rpc(
+      app,
+      'message/send',
+      { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'data', data: { intent } }] } },
+      nextClient(),
+    );
+    const task = res.body.result;
+    expect(task.status.state).toBe('input-required');
+    const [text, data] = task.status.message.parts as [{ text: string }, { data: { error: string } }];
+    expect(text.text).toMatch(/^Unknown intent "y{850}": use one of .*…$/);
+    expect(text.text).toHaveLength(1_000);
+    expect(data.data.error).toBe(text.text);
+  });
+
   it('chat shares the budget with A2A: 429 with Retry-After and {error} once A2A messages spent it', async () => {
     const from = nextClient();
     for (let i = 0; i < LIMITS.perMinute - 1; i++) expect((await rpc(app, 'message/send', help(), from)).body.result).toBeDefined();
