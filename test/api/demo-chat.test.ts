@@ -85,6 +85,13 @@ describe('POST /api/demo/chat', () => {
     expect(res.body.reply).toBe('Session stage: qr-ready');
     const turns = (await t.store.get<ChatTurn[]>('demo:chat:testnet:anonymous:with-token')) ?? [];
     expect(turns.map((turn) => turn.text)).toEqual([`status token ${REDACTED_TOKEN}`, 'Session stage: qr-ready']);
+    // a history an earlier version kept with a token in it loses it at its next turn
+    await t.store.set('demo:chat:testnet:anonymous:older', [
+      { role: 'user', text: `status token ${token}`, at: 1 },
+      { role: 'agent', text: 'Session stage: qr-ready', at: 1 },
+    ]);
+    expect((await request(t.app).post(PATH).send({ query: 'help', session_id: 'older' })).status).toBe(200);
+    expect((await t.store.get<ChatTurn[]>('demo:chat:testnet:anonymous:older'))?.[0]?.text).toBe(`status token ${REDACTED_TOKEN}`);
     // nowhere in the store: neither the token nor its ciphertext
     for (const key of await t.store.keys('')) {
       const value = JSON.stringify(await t.store.get(key));

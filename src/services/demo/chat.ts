@@ -117,8 +117,13 @@ export class DemoChatService {
     const answer = await this.backend().reply({ query, sessionId, network, ...(agent ? { agent } : {}), history });
     const now = this.clock();
     const kept = (text: string): string => capped(redactTokens(text), this.limits.maxMessageBytes);
+    // the earlier turns too: a history an earlier version kept may hold a token
     const turns = newest(
-      [...history, { role: 'user', text: kept(query), at: now }, { role: 'agent', text: kept(answer.reply), at: now }],
+      [
+        ...history.map((turn) => ({ ...turn, text: kept(turn.text) })),
+        { role: 'user', text: kept(query), at: now },
+        { role: 'agent', text: kept(answer.reply), at: now },
+      ],
       this.history.maxBytes,
     );
     await this.store.set(key, turns, this.history.ttlMs);
