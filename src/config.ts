@@ -84,6 +84,12 @@ export interface Config {
   metrics: { token?: string; port?: number; host: string };
   /** How long a transaction the identity app reports may stay unknown to the chain; unset: per network (60 s local, 5 min external). */
   reportedTxTimeoutMs?: number;
+  /** Messages to the agent (A2A messages and chat queries): per client address and minute, one message's and one body's bytes. */
+  agentMessages: { perMinute: number; maxMessageBytes: number; maxBodyBytes: number };
+  /** How long A2A tasks that follow no session are kept: finished queries, conversations waiting for input. */
+  a2aTasks: { queryMs: number; conversationMs: number };
+  /** How long and how much of a chat conversation is kept. */
+  chatHistory: { ttlMs: number; maxBytes: number };
   networks: Record<NetworkName, NetworkConfig>;
 }
 
@@ -231,6 +237,25 @@ const envSchema = z.object({
   METRICS_PORT: optional(z.coerce.number().int().min(0).max(65_535)),
   METRICS_HOST: optional(z.string().min(1)).default('127.0.0.1'),
   CALLBACK_TX_TIMEOUT_MS: optional(z.coerce.number().int().min(1_000).max(1_800_000)),
+  AGENT_MESSAGES_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
+  AGENT_MESSAGE_MAX_BYTES: optional(z.coerce.number().int().min(256, 'must be at least 256').max(204_800, 'must be at most 204800 (200 kB)')).default(
+    4_096,
+  ),
+  AGENT_MESSAGE_BODY_LIMIT_BYTES: optional(
+    z.coerce.number().int().min(1_024, 'must be at least 1024').max(204_800, 'must be at most 204800 (200 kB, the interface limit)'),
+  ).default(32_768),
+  A2A_QUERY_TASK_TTL_MS: optional(
+    z.coerce.number().int().min(1_000, 'must be at least 1000 (1 s)').max(86_400_000, 'must be at most 86400000 (a day)'),
+  ).default(600_000),
+  A2A_CONVERSATION_TTL_MS: optional(
+    z.coerce.number().int().min(60_000, 'must be at least 60000 (1 min)').max(86_400_000, 'must be at most 86400000 (a day)'),
+  ).default(3_600_000),
+  CHAT_HISTORY_TTL_MS: optional(
+    z.coerce.number().int().min(1_000, 'must be at least 1000 (1 s)').max(86_400_000, 'must be at most 86400000 (a day)'),
+  ).default(3_600_000),
+  CHAT_HISTORY_MAX_BYTES: optional(
+    z.coerce.number().int().min(1_024, 'must be at least 1024').max(1_048_576, 'must be at most 1048576 (1 MB)'),
+  ).default(16_384),
   ...aaUpstreamEnv('MAINNET'),
   ...aaUpstreamEnv('TESTNET'),
   ...networkEnv('MAINNET'),
@@ -322,6 +347,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === values.PORT
       ? ['METRICS_PORT: must differ from PORT']
       : []),
+    // a body must be able to hold the largest message
+    ...(values.AGENT_MESSAGE_BODY_LIMIT_BYTES < values.AGENT_MESSAGE_MAX_BYTES
+      ? [`AGENT_MESSAGE_BODY_LIMIT_BYTES: must be at least AGENT_MESSAGE_MAX_BYTES (${values.AGENT_MESSAGE_MAX_BYTES})`]
+      : []),
   ];
   if (conflicts.length > 0) throw new Error(`Invalid configuration:\n  ${conflicts.join('\n  ')}`);
   const displayHost = values.HOST === '0.0.0.0' || values.HOST === '::' ? 'localhost' : values.HOST;
@@ -359,6 +388,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: values.METRICS_HOST,
     },
     ...(values.CALLBACK_TX_TIMEOUT_MS !== undefined ? { reportedTxTimeoutMs: values.CALLBACK_TX_TIMEOUT_MS } : {}),
+    agentMessages: {
+      perMinute: values.AGENT_MESSAGES_PER_MINUTE,
+      maxMessageBytes: values.AGENT_MESSAGE_MAX_BYTES,
+      maxBodyBytes: values.AGENT_MESSAGE_BODY_LIMIT_BYTES,
+    },
+    a2aTasks: { queryMs: values.A2A_QUERY_TASK_TTL_MS, conversationMs: values.A2A_CONVERSATION_TTL_MS },
+    chatHistory: { ttlMs: values.CHAT_HISTORY_TTL_MS, maxBytes: values.CHAT_HISTORY_MAX_BYTES },
     networks: Object.fromEntries(NETWORK_NAMES.map((n) => [n, networkConfig(values, n)])) as Record<NetworkName, NetworkConfig>,
   };
 }

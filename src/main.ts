@@ -285,6 +285,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
   const metrics = new Metrics({ defaultMetrics: true });
   // in memory only: whoever holds it can tell the local paymasters which client asks
   const sponsorship: LocalSponsorship = { ...config.aaSponsorship, sponsoreeKey: randomBytes(32) };
+  metrics.observeStore(store);
   try {
     const sessionSecret = await keptSecret(SESSION_SECRET, config.sessionSecret);
     timer.end('dataDir');
@@ -342,6 +343,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       demoVerifiersEd25519,
       chatAgent: intentChatAgent,
       ...(config.chatAgentUrl ? { chatAgentUrl: config.chatAgentUrl } : {}),
+      agentMessages: config.agentMessages,
+      chatHistory: config.chatHistory,
       accountAbstraction: Object.fromEntries(
         NETWORK_NAMES.flatMap((network) => {
           const local = accountAbstraction[network]?.addresses;
@@ -385,6 +388,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       secret: sessionSecret,
       pushPolicy: { allowPrivateNetworks: config.pushAllowPrivateNetworks },
       streamKeepAliveMs: config.streamKeepAliveMs,
+      taskLifetimes: config.a2aTasks,
       logger,
     });
     const { port: metricsPort, host: metricsHost, ...metricsAccess } = config.metrics;

@@ -1,6 +1,7 @@
 // Prometheus metrics of the service (prom-client), in one registry per service instance so tests and
 // several apps in one process do not share counters.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { StoreSize } from './store/key-value-store.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -67,5 +68,39 @@ export class Metrics {
 
   rpcRequest(network: string): void {
     this.rpcRequests.inc({ network });
+  }
+
+  /**
+   * The store's size and live keys, read at each scrape: how fast clients make it grow is what an operator watches
+   * for (a store that fills the disk stops every write). A failed reading (Redis away) leaves the last values.
+   */
+  observeStore(store: { size(): Promise<StoreSize> }): void {
+    // a scrape collects every metric at once: both gauges share the reading under way
+    let pending: Promise<StoreSize> | undefined;
+    const read = (): Promise<StoreSize> =>
+      (pending ??= store.size().finally(() => {
+        pending = undefined;
+      }));
+    const gauge = (name: string, help: string, value: (size: StoreSize) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['backend'] as const,
+        registers: [this.registry],
+        async collect() {
+          try {
+            const size = await read();
+            this.set({ backend: size.backend }, value(size));
+          } catch {
+            // the store did not answer: its health says so; the gauge keeps its last value
+          }
+        },
+      });
+    gauge(
+      'store_size_bytes',
+      'Size of the store: the sqlite file with its write-ahead log, Redis used_memory (the whole server), or the memory store',
+      (size) => size.bytes,
+    );
+    gauge('store_keys', 'Live keys in the store (Redis: DBSIZE, the whole database)', (size) => size.keys);
   }
 }

@@ -7,7 +7,7 @@
 // and webhooks keep working after a restart.
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Services } from '../services/index.js';
 import { SessionTokens } from '../sessions/session-token.js';
@@ -18,13 +18,14 @@ import { serviceAgentCard } from './agent-card.js';
 import { ClientAddress } from './client-address.js';
 import { RegistryAgentExecutor } from './executor.js';
 import { jsonRpcCall, type RpcAnswer, type RpcRequest } from './json-rpc-call.js';
+import { messageAdmission } from './message-admission.js';
 import { KeyValuePushConfigStore } from './push-config-store.js';
 import type { PushTargetPolicy, Resolver } from './push-destination.js';
 import { WebhookPushSender } from './push-sender.js';
 import { RegistryRequestHandler } from './request-handler.js';
 import { keepStreamsAlive } from './stream-keepalive.js';
 import { resumeOpenTasks } from './task-resume.js';
-import { KeyValueTaskStore } from './task-store.js';
+import { KeyValueTaskStore, type TaskLifetimes } from './task-store.js';
 
 /** How often an open stream gets a keep-alive comment by default: well within a proxy's usual 60 s idle timeout. */
 export const DEFAULT_STREAM_KEEPALIVE_MS = 15_000;
@@ -45,6 +46,8 @@ export interface A2aAgentOptions {
   logger: Logger;
   /** How often an open stream (message/stream, resubscriptions) gets a keep-alive comment; default 15 s. */
   streamKeepAliveMs?: number;
+  /** How long tasks that follow no session are kept (finished queries, conversations waiting for input). */
+  taskLifetimes?: TaskLifetimes;
   /** Tests: how push hosts resolve, and the waits between delivery attempts. */
   pushResolver?: Resolver;
   pushRetryDelaysMs?: readonly number[];
@@ -55,8 +58,11 @@ export interface A2aAgent {
   card: RequestHandler;
   /** POST: one JSON-RPC 2.0 request in req.body, answered over HTTP (SSE for the streaming methods). */
   rpc: RequestHandler;
-  /** One request of a batch, or a notification, with the HTTP request's headers and caller: its answer (never a stream). */
-  call(request: RpcRequest, req: Request): Promise<RpcAnswer>;
+  /**
+   * One request that does not stream (alone, in a batch, or a notification), with the HTTP request's headers and
+   * caller: its answer. Given the response (a lone request), it may set headers on it.
+   */
+  call(request: RpcRequest, req: Request, res?: Response): Promise<RpcAnswer>;
   /** Push notifications under way have left (shutdown waits for this, briefly). */
   idle(): Promise<void>;
   /** Stops looking for open tasks to resume (shutdown). */
@@ -84,7 +90,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     ...(options.pushRetryDelaysMs ? { retryDelaysMs: options.pushRetryDelaysMs } : {}),
   });
   const executor = new RegistryAgentExecutor(services);
-  const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'), options.events);
+  const taskStore = new KeyValueTaskStore(options.store, new SealedValues(options.secret, 'a2a-task'), options.events, options.taskLifetimes);
   // tasks left open by a previous process, or by another instance that died, follow their sessions again (and
   // notify their webhooks); one pass at a time
   let resuming = false;
@@ -115,13 +121,31 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   const legacyCompat = { enabled: true };
   // No authentication exists (interface); the "user" is the client's address, which the per-client limits count.
   const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');
+  // every message is counted and measured before the SDK runs it, whichever way it came
+  const admit = messageAdmission(services.limits.agentMessages);
+  const setRetryAfter = (res: Response, retryAfterSeconds: number | undefined): void => {
+    if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
+  };
+  const stream = keepStreamsAlive(
+    atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
+    options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
+  );
+  const answer = jsonRpcCall(requestHandler, userBuilder);
   return {
     card: atRoot(agentCardHandler({ agentCardProvider: requestHandler, legacyCompat })),
-    rpc: keepStreamsAlive(
-      atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
-      options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
-    ),
-    call: jsonRpcCall(requestHandler, userBuilder),
+    rpc: (req, res, next) => {
+      void admit(req.body, req).then((refused) => {
+        if (!refused) return stream(req, res, next);
+        setRetryAfter(res, refused.retryAfterSeconds);
+        res.status(200).json(refused.answer);
+      }, next);
+    },
+    call: async (request, req, res) => {
+      const refused = await admit(request, req);
+      if (!refused) return answer(request, req, res);
+      if (res) setRetryAfter(res, refused.retryAfterSeconds);
+      return refused.answer;
+    },
     idle: () => push.idle(),
     close: () => clearInterval(resumer),
   };

@@ -38,6 +38,14 @@ interface Outcome {
   metadata?: Record<string, unknown>;
 }
 
+/**
+ * The longest status text the agent keeps in a task (the words of a question or a refusal, also in its data part's
+ * error): a refusal may quote the caller's value, and a task keeps its status message twice (status and history), so
+ * an unbounded quote would multiply what a message makes the store hold.
+ */
+const MAX_WORDS = 1_000;
+const bounded = (text: string): string => (text.length > MAX_WORDS ? `${text.slice(0, MAX_WORDS - 1)}…` : text);
+
 /** What a turn is about: the task's ids, the message (with those ids set), the task as it was (a continued one). */
 type Turn = Pick<RequestContext, 'taskId' | 'contextId' | 'userMessage' | 'task'>;
 
@@ -72,13 +80,14 @@ function failedTurn(ctx: Turn, request: IntentRequest, thrown: unknown): Task {
   const error = serviceErrorOf(thrown);
   if (!error) throw thrown;
   // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
-  const data = { error: error.message, status: error.status, intent: request.intent };
+  const words = bounded(error.message);
+  const data = { error: words, status: error.status, intent: request.intent };
   if (error.status === 400) {
     // a value the service refuses, named in its message: the caller sends it again, corrected
     const gathered: GatheredInput = { intent: request.intent, fields: requestFields(request.fields) };
-    return inputRequired(ctx, gathered, error.message, { ...data, missing: [] });
+    return inputRequired(ctx, gathered, words, { ...data, missing: [] });
   }
-  return settledTask(ctx, { state: TaskState.TASK_STATE_FAILED, text: error.message, data });
+  return settledTask(ctx, { state: TaskState.TASK_STATE_FAILED, text: words, data });
 }
 
 /** Input required: the status message says what to send, the metadata keeps what was given (task-input.ts). */
@@ -121,7 +130,8 @@ export class RegistryAgentExecutor implements AgentExecutor {
   async #turn(ctx: Turn): Promise<{ kind: 'task'; task: Task } | { kind: 'session'; request: IntentRequest }> {
     const parsed = parseIntent(inputParts(ctx.userMessage), gatheredInputOf(ctx.task));
     if (!parsed.ok) {
-      const { message, missing, intent, gathered } = parsed;
+      const { missing, intent, gathered } = parsed;
+      const message = bounded(parsed.message);
       return {
         kind: 'task',
         task: inputRequired(ctx, gathered, message, { error: message, missing, intents: [...INTENTS], ...(intent ? { intent } : {}) }),

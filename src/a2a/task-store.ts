@@ -20,6 +20,14 @@
 //
 // Several instances: each save of a register/deregister task is published on the events port under the task's
 // topic, so a stream on another instance than the one following the task (a resubscription) hears of it at once.
+//
+// Every message makes a task, and anyone may send messages: what a task keeps, and how long, bounds what a client can
+// make the store hold (with the per-client message rate and size, a2a/message-admission.ts). A register/deregister
+// task is kept whole for a week (its human may take time; tasks/get tells the outcome). A conversation waiting for
+// input is kept whole, for its next turn, an hour after its last change. A task that followed no session and is
+// finished (a query answered or failed, a conversation ended) keeps only its answer, its status and artifacts, for
+// minutes: not the messages that led to it (the client sent them, and a status question carries a session token),
+// nor the conversation's bookkeeping.
 import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { EventBus } from '../store/event-bus.js';
@@ -29,13 +37,21 @@ import { SESSION_METADATA } from './session-task.js';
 
 /** How long a register/deregister task is kept after its last change. */
 export const TASK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/**
- * How long any other task is kept after its last change: a query's (its answer was in the reply) or a
- * conversation's that waits for input. Every message makes a task, so these are most of them.
- */
-export const ANSWER_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** How long the tasks that follow no session are kept after their last change. */
+export interface TaskLifetimes {
+  /** A finished one (its answer was in the reply; tasks/get may ask again shortly). */
+  queryMs: number;
+  /** One that waits for input (the conversation's next turn). */
+  conversationMs: number;
+}
+
+export const DEFAULT_TASK_LIFETIMES: TaskLifetimes = { queryMs: 10 * 60 * 1000, conversationMs: 60 * 60 * 1000 };
 
 const followsSession = (task: Task): boolean => task.metadata?.[SESSION_METADATA] !== undefined;
+const isOpen = (task: Task): boolean => OPEN_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+/** What is kept of a task: all of a session's or an open conversation's; of a finished query, its answer alone. */
+const keptOf = (task: Task): Task => (followsSession(task) || isOpen(task) ? task : { ...task, history: [], metadata: {} });
 /** The register/deregister tasks, newest first. */
 const INDEX_KEY = 'a2a:tasks';
 const INDEX_LIMIT = 1000;
@@ -105,6 +121,7 @@ export class KeyValueTaskStore implements TaskStore {
     private readonly sealed: SealedValues,
     /** Where the changes of session tasks are published (other instances' streams); absent: nobody is told. */
     private readonly events?: EventBus,
+    private readonly lifetimes: TaskLifetimes = DEFAULT_TASK_LIFETIMES,
   ) {}
 
   /** Calls `listener` after each save of task `id` on any instance sharing the events; returns the unsubscribe. */
@@ -114,7 +131,7 @@ export class KeyValueTaskStore implements TaskStore {
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
     const key = taskKey(task.id);
-    const sealed = this.sealed.seal(key, Task.toJSON(task));
+    const sealed = this.sealed.seal(key, Task.toJSON(keptOf(task)));
     // the first save comes from the creating request; later ones (updates, a resumed task) keep its owner
     let legacy = false;
     await this.#write(task, context, false, (ttlMs) =>
@@ -134,7 +151,7 @@ export class KeyValueTaskStore implements TaskStore {
   /** Saves a task no save has made yet (its id was minted for it): nothing there to read first. */
   async saveNew(task: Task, context?: ServerCallContext): Promise<void> {
     const key = taskKey(task.id);
-    const kept: KeptTask = { sealed: this.sealed.seal(key, Task.toJSON(task)), owner: ownerOf(context) };
+    const kept: KeptTask = { sealed: this.sealed.seal(key, Task.toJSON(keptOf(task))), owner: ownerOf(context) };
     await this.#write(task, context, true, (ttlMs) => this.store.set<Kept>(key, kept, ttlMs));
   }
 
@@ -147,7 +164,7 @@ export class KeyValueTaskStore implements TaskStore {
       ...(session
         ? [this.store.update<StoredIndex>(INDEX_KEY, withFirst(task.id, INDEX_LIMIT, fresh))]
         : owner
-          ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT, fresh), ANSWER_TASK_TTL_MS)]
+          ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT, fresh), this.#clientIndexTtl)]
           : []),
     ]);
     // a hint: a failed publish leaves the other instances' streams to their poll
@@ -155,7 +172,12 @@ export class KeyValueTaskStore implements TaskStore {
   }
 
   #ttlOf(task: Task): number {
-    return followsSession(task) ? TASK_TTL_MS : ANSWER_TASK_TTL_MS;
+    return followsSession(task) ? TASK_TTL_MS : isOpen(task) ? this.lifetimes.conversationMs : this.lifetimes.queryMs;
+  }
+
+  /** A client's index lives as long as the longest-lived task it lists. */
+  get #clientIndexTtl(): number {
+    return Math.max(this.lifetimes.queryMs, this.lifetimes.conversationMs);
   }
 
   async load(taskId: string): Promise<Task | undefined> {

@@ -63,7 +63,7 @@ const API_TAGS = [
 /** Every endpoint of the service, in the order express tries them. */
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
   const routes: Route[] = [
-    ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.streams) : []),
+    ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.limits.agentMessages, deps.services.streams) : []),
     ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth, () => deps.services.paymasterDeposits.check()),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
@@ -123,14 +123,18 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   noStoreOnErrors(app.response);
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
+    'agent-messages': perClientLimit(deps.services.limits.agentMessages.rate),
   };
   const text = express.text({ type: () => true, limit: BODY_LIMIT });
   const json = express.json({ limit: BODY_LIMIT });
   // Handlers that read their own body (A2A's JSON-RPC) or need its exact text (signed requests) get it as they
   // want it; every other POST is parsed as JSON, so a malformed body is a 400 wherever a body is taken. GETs and
-  // paths of no route never read one.
-  const parserOf = (route: Route): RequestHandler | undefined =>
-    route.textBody ? text : route.ownBody || route.method !== 'post' || !on('json-body') ? undefined : json;
+  // paths of no route never read one. A route with a lower limit of its own gets a parser with it.
+  const parserOf = (route: Route): RequestHandler | undefined => {
+    if (route.ownBody || route.method !== 'post' || (!route.textBody && !on('json-body'))) return undefined;
+    if (route.bodyLimit === undefined) return route.textBody ? text : json;
+    return route.textBody ? express.text({ type: () => true, limit: route.bodyLimit }) : express.json({ limit: route.bodyLimit });
+  };
   const dispatched = routes.map((route): DispatchedRoute => {
     const parser = parserOf(route);
     return {

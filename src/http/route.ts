@@ -7,6 +7,9 @@ import type { RouteDoc } from './openapi/route-doc.js';
 /** Largest request body: the interface's limit (200 kB). */
 export const BODY_LIMIT = '200kb';
 
+/** A body limit in bytes as messages and the document say it: "32kb", or "1000 bytes" when not whole kilobytes. */
+export const bodyLimitText = (bytes: number): string => (bytes % 1024 === 0 ? `${bytes / 1024}kb` : `${bytes} bytes`);
+
 /** Cache-Control values by policy (middleware/security.ts explains each). */
 export const CACHE_POLICIES = {
   discovery: 'public, max-age=3600',
@@ -35,8 +38,8 @@ export interface Route extends RouteDoc {
   cache?: CachePolicy;
   /** Its CORS group; absent: no CORS headers. */
   cors?: CorsGroup;
-  /** Counted against the per-client session-creation limit before anything else. */
-  limit?: 'session-creation';
+  /** Counted against this per-client limit before anything else (the body is not read yet). */
+  limit?: 'session-creation' | 'agent-messages';
   /** The handler reads its own body (the A2A SDK's JSON-RPC handler); otherwise a route with `body` gets express.json. */
   ownBody?: boolean;
   /** The handler gets the raw body text (a signature covers its exact bytes); parsed JSON would lose them. */

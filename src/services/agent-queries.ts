@@ -433,6 +433,15 @@ export class AgentQueryService {
     return view.exists ? { agentId, view, isVerified: this.#isVerified(view) } : undefined;
   }
 
+  /**
+   * Whether agent `agentId` holds its NFT now (never burned) under `agentAddress`: the address guards against an id
+   * issued again on a chain that lost blocks. Warm, it costs no RPC; reads made together share one round trip.
+   */
+  async isRegistered(network: NetworkName, agentId: bigint, agentAddress: string): Promise<boolean> {
+    const view = await this.#networks[network].cache.agent(agentId);
+    return view.exists && agentAddressOfKey(view.agentKey).toLowerCase() === agentAddress.toLowerCase();
+  }
+
   /** Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts). */
   async agentsByHuman(network: NetworkName, address: Address): Promise<AgentsByHuman> {
     const queries = this.#networks[network];

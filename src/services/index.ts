@@ -14,12 +14,13 @@ import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AaProxyOptions, AaProxyService } from './aa/aa-proxy.js';
 import { type LowDepositReport, PaymasterDeposits } from './aa/paymaster-deposits.js';
+import { type AgentMessageLimitOptions, AgentMessageLimits, DEFAULT_AGENT_MESSAGE_LIMITS } from './agent-message-limits.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
 import { DemoAgentToAgentService } from './demo/agent-to-agent.js';
 import { DemoCensusService } from './demo/census.js';
 import { DemoChainVerifyService } from './demo/chain-verify.js';
-import { type ChatBackend, DemoChatService, externalChatBackend } from './demo/chat.js';
+import { type ChatBackend, type ChatHistoryOptions, DEFAULT_CHAT_HISTORY, DemoChatService, externalChatBackend } from './demo/chat.js';
 import { DemoVerifyService } from './demo/verify.js';
 import { DeregistrationService } from './deregistration.js';
 import { IdentifyService } from './identify.js';
@@ -73,6 +74,10 @@ export interface ServiceOptions {
   chatAgent?: (services: Services) => ChatBackend;
   /** An external agent service for the chat demo instead (CHAT_AGENT_URL). */
   chatAgentUrl?: string;
+  /** Messages to the agent (A2A messages, chat queries): per-client rate and sizes; default DEFAULT_AGENT_MESSAGE_LIMITS. */
+  agentMessages?: Partial<AgentMessageLimitOptions>;
+  /** How long and how much of a chat conversation is kept; default DEFAULT_CHAT_HISTORY. */
+  chatHistory?: Partial<ChatHistoryOptions>;
   /**
    * The account-abstraction proxy: token secret, upstreams per network, origin rule, limits. Absent: no upstreams
    * (503) and a token secret of this process only.
@@ -90,6 +95,8 @@ export interface ServiceOptions {
 export interface Limits {
   sessionCreation: RateLimiter;
   pushConfigWrites: RateLimiter;
+  /** A2A messages and chat queries: one per-client rate, and their sizes. */
+  agentMessages: AgentMessageLimits;
 }
 
 export interface Services {
@@ -159,6 +166,7 @@ export function createServices(options: ServiceOptions): Services {
   const limits: Limits = {
     sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
     pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),
+    agentMessages: new AgentMessageLimits(options.store, { ...DEFAULT_AGENT_MESSAGE_LIMITS, ...options.agentMessages }),
   };
   const sessions = new Sessions(tokens, { register: registration, deregister: deregistration, refresh, identify }, limits.sessionCreation);
   const watcher = new SessionWatcher({
@@ -171,7 +179,7 @@ export function createServices(options: ServiceOptions): Services {
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
   const demo = {
     verify: new DemoVerifyService(signedRequests, options.store),
-    census: new DemoCensusService(signedRequests, options.store, clock),
+    census: new DemoCensusService(signedRequests, options.store, queries, clock),
     agentToAgent: new DemoAgentToAgentService(signedRequests, queries, options.store, options.demoAgents ?? {}),
     chainVerify: new DemoChainVerifyService('secp256k1', signedRequests, queries, options.store, options.chains, options.demoVerifiers ?? {}),
     chainVerifyEd25519: new DemoChainVerifyService(
@@ -203,7 +211,17 @@ export function createServices(options: ServiceOptions): Services {
     limits,
     streams: new StreamLimits(options.streamLimits),
     signedRequests,
-    demo: { ...demo, chat: new DemoChatService(signedRequests, options.store, chatBackend, clock) },
+    demo: {
+      ...demo,
+      chat: new DemoChatService(
+        signedRequests,
+        options.store,
+        chatBackend,
+        limits.agentMessages,
+        { ...DEFAULT_CHAT_HISTORY, ...options.chatHistory },
+        clock,
+      ),
+    },
     aa: new AaProxyService(options.store, options.aa ?? { tokenSecret: randomBytes(32) }, clock),
     storeHealth: storeHealthProbe(options.store),
     paymasterDeposits: new PaymasterDeposits({

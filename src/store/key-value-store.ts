@@ -31,7 +31,21 @@ export interface KeyValueStore {
    * connection, same sqlite file, or this process's memory), so it holds wherever this store's data does.
    */
   limiter(rule: WindowRule): WindowLimiter;
+  /** What the store holds now, for the operator's metrics (how fast clients make it grow). */
+  size(): Promise<StoreSize>;
   close(): Promise<void>;
+}
+
+/** A store's footprint, as its backend counts it. */
+export interface StoreSize {
+  backend: 'memory' | 'sqlite' | 'redis';
+  /**
+   * sqlite: the database file with its write-ahead log (what the disk holds); redis: the server's used_memory (the
+   * whole server, other prefixes included); memory: the UTF-16 length of the live keys and values, times two.
+   */
+  bytes: number;
+  /** The live keys (redis: DBSIZE, the whole database). */
+  keys: number;
 }
 
 export type Clock = () => number; // ms since epoch

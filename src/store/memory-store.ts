@@ -1,5 +1,15 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { type Clock, decodeValue, encodeValue, expiryFor, isLive, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
+import {
+  type Clock,
+  decodeValue,
+  encodeValue,
+  expiryFor,
+  isLive,
+  type KeyValueStore,
+  nextCounter,
+  type StoreSize,
+  type WindowCounter,
+} from './key-value-store.js';
 import { SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 interface Entry {
@@ -77,6 +87,14 @@ export class MemoryStore implements KeyValueStore {
   /** The library's in-process counters: a limit of this process alone, as the rest of this store is. */
   limiter(rule: WindowRule): WindowLimiter {
     return new SlidingWindowLimiter(rule, (options) => new RateLimiterMemory(options));
+  }
+
+  /** JavaScript strings are UTF-16: two bytes a code unit is what the live keys and values hold, roughly. */
+  async size(): Promise<StoreSize> {
+    this.#sweep();
+    let units = 0;
+    for (const [key, entry] of this.#entries) units += key.length + entry.text.length;
+    return { backend: 'memory', bytes: units * 2, keys: this.#entries.size };
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@
 import { Redis, type RedisOptions, ReplyError } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { StoreUnavailableError } from '../core/errors.js';
-import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, type WindowCounter } from './key-value-store.js';
+import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, type StoreSize, type WindowCounter } from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 export const DEFAULT_REDIS_KEY_PREFIX = 'air:';
@@ -227,6 +227,16 @@ export class RedisStore implements KeyValueStore {
     const build = (options: FixedWindowOptions) =>
       new RateLimiterRedis({ ...options, keyPrefix: this.#prefix + options.keyPrefix, storeClient: this.#redis, rejectIfRedisNotReady: true });
     return new SlidingWindowLimiter(rule, build, { failure: (error) => this.#unavailable(error) });
+  }
+
+  /**
+   * The server's used_memory and the database's DBSIZE: what Redis holds for everyone using it (counting only this
+   * prefix's keys would take a SCAN of them all at every scrape).
+   */
+  async size(): Promise<StoreSize> {
+    const [info, keys] = await Promise.all([this.#call(() => this.#redis.info('memory')), this.#call(() => this.#redis.dbsize())]);
+    const used = /^used_memory:(\d+)\r?$/m.exec(info)?.[1];
+    return { backend: 'redis', bytes: used === undefined ? 0 : Number(used), keys };
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,18 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import { createPrivateFile, PRIVATE_DIR_MODE } from './data-dir.js';
-import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, nextCounter, type WindowCounter } from './key-value-store.js';
+import {
+  type Clock,
+  decodeValue,
+  encodeValue,
+  expiryFor,
+  type KeyValueStore,
+  nextCounter,
+  type StoreSize,
+  type WindowCounter,
+} from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 interface Row {
@@ -76,6 +85,7 @@ class TurnRows {
  */
 export class SqliteStore implements KeyValueStore {
   readonly #db: Database.Database;
+  readonly #path: string;
   readonly #clock: Clock;
   readonly #purgeTimer: NodeJS.Timeout;
   readonly #select: Database.Statement<[string, number], Row>;
@@ -94,6 +104,7 @@ export class SqliteStore implements KeyValueStore {
   #limiterTableCreated = false;
 
   constructor(path: string, clock: Clock = Date.now) {
+    this.#path = path;
     this.#clock = clock;
     if (path !== ':memory:') {
       mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -248,6 +259,22 @@ export class SqliteStore implements KeyValueStore {
     const build = (options: FixedWindowOptions) =>
       new RateLimiterSQLite({ ...options, storeClient: this.#db, storeType: 'better-sqlite3', tableName: LIMITER_TABLE, tableCreated: true });
     return new SlidingWindowLimiter(rule, build, { ready: table });
+  }
+
+  /**
+   * The file and its write-ahead log, as the disk holds them (the log grows between checkpoints, and the file keeps
+   * the pages of expired rows for reuse); an in-memory database: its pages.
+   */
+  async size(): Promise<StoreSize> {
+    this.#commit();
+    const keys =
+      this.#db.prepare<[number], number>('SELECT count(*) FROM kv WHERE expires_at IS NULL OR expires_at > ?').pluck().get(this.#clock()) ?? 0;
+    if (this.#path === ':memory:') {
+      const pages = (this.#db.pragma('page_count', { simple: true }) as number) * (this.#db.pragma('page_size', { simple: true }) as number);
+      return { backend: 'sqlite', bytes: pages, keys };
+    }
+    const fileSize = (path: string): number => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    return { backend: 'sqlite', bytes: fileSize(this.#path) + fileSize(`${this.#path}-wal`), keys };
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // Every message is answered with a Task, so there is always a task to get, cancel, continue or follow: a message
 // whose intent or a field is missing (or refused by the service) leaves it input-required, saying what to send,
-// and a follow-up on the same taskId (and contextId) completes it; history and historyLength on tasks/get; unicode
+// and a follow-up on the same taskId (and contextId) completes it; history and historyLength on tasks/get (a task
+// that waits keeps the conversation, a finished one its answer alone); unicode
 // and explicit nulls in optional fields; cancel of such a task; a finished or session task takes no message. Raw
 // v0.3 JSON-RPC (no header) and v1.0 (A2A-Version: 1.0, and the SDK's client) alike, over real chains.
 import { createServer, type Server } from 'node:http';
@@ -83,11 +84,14 @@ describe('A2A conversations: every message answered with a task', () => {
     expect(third.artifacts?.[0]).toMatchObject({ name: 'lookup-answer' });
     expect(legacyDataOf(third)).toEqual(rest.body);
 
-    // the history: each user turn and the agent's question after it
+    // while it waited, the task held the whole conversation: each user turn and the agent's question after it; once
+    // answered it keeps the answer alone (the client has the messages; one may carry a session token)
+    expect(second.history?.map((m) => m.role)).toEqual(['user', 'agent', 'user', 'agent']);
+    expect(second.history?.[0]?.parts).toEqual([{ kind: 'text', text: 'Hello from a client that did not say what it wants' }]);
     const got = (await rpc(app, 'tasks/get', { id: first.id })).body.result as LegacyTask;
     expect(got.status.state).toBe('completed');
-    expect(got.history?.map((m) => m.role)).toEqual(['user', 'agent', 'user', 'agent', 'user']);
-    expect(got.history?.[0]?.parts).toEqual([{ kind: 'text', text: 'Hello from a client that did not say what it wants' }]);
+    expect(got.artifacts).toEqual(third.artifacts);
+    expect(got.history ?? []).toEqual([]);
     // a finished task takes no further message
     const late = await legacySend(app, [{ kind: 'text', text: 'help' }], ids);
     expect(late.error).toMatchObject({ code: -32004 });
@@ -229,9 +233,11 @@ describe('A2A conversations: every message answered with a task', () => {
     expect(third.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const rest = await request(app).get(`/api/agent/verify/${TESTNET}/${agent.agentId}`);
     expect(answerOf(third)).toEqual(rest.body);
+    expect(second.history).toHaveLength(4);
     const got = await client.getTask({ tenant: '', id: first.id, historyLength: 2 });
-    expect(got.history).toHaveLength(2);
     expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(got.artifacts).toEqual(third.artifacts);
+    expect(got.history).toEqual([]);
     // the raw v1.0 wire: a task result, and a v1.0 cancel of an input-required task
     const raw = await v1Rpc(app, 'SendMessage', { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hmm' }] } });
     expect(raw.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');

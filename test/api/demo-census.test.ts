@@ -1,6 +1,6 @@
 // /api/demo/census on real local chains: verified agents contribute what their humans disclosed (one entry per
-// agent), signed GETs read the aggregate, entries survive a restart over the same store, and unsigned or
-// replayed requests are refused.
+// agent), signed GETs read the aggregate of the agents still registered, entries survive a restart over the same
+// store, and unsigned or replayed requests are refused.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +10,8 @@ import { ChainGateway } from '../../src/chain/gateway.js';
 import { type RequestSigner, signedHeaders } from '../../src/core/signed-request.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { testApp } from '../support/app.js';
-import { type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
+import { eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
+import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
 import { registeredSigner } from '../support/signers.js';
 
 const PATH = '/api/demo/census?network=testnet';
@@ -99,5 +99,37 @@ describe('/api/demo/census', () => {
     const help = await request(q.app).get('/api/demo/census?help=1');
     expect(help.status).toBe(200);
     expect(help.body).toMatchObject({ endpoint: '/api/demo/census', authentication: { required: true } });
+  });
+
+  it("a deregistered agent's entry no longer counts, and leaves the stored census", async () => {
+    const document = newDocument({ nationality: 'ITA' });
+    const { signer, key } = await registeredSigner(q.app, networks, {
+      mode: 'wallet-free',
+      disclosures: { nationality: true, minimumAge: 21, ofac: true },
+      document,
+    });
+    expect((await contribute(signer)).body.totalAgents).toBe(3);
+    expect((await summary(fra)).body).toMatchObject({
+      totalAgents: 3,
+      verifiedOver21: 2,
+      topCountries: expect.arrayContaining([{ country: 'ITA', count: 1 }]),
+    });
+
+    // the same human removes the agent: its NFT is burned
+    const opened = await request(q.app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: key.agentAddress });
+    expect(opened.status).toBe(200);
+    await approveDeepLink(q.app, networks, opened.body.deepLink, { document });
+    const status = async () => (await request(q.app).get('/api/agent/deregister/status').query({ token: opened.body.sessionToken })).body;
+    expect((await eventually(status, (s) => s.stage === 'completed', 10_000)).value.stage).toBe('completed');
+    // the agent cache hears of the burn at the log follower's next poll, as every answer does (at most a block behind)
+    await q.services.queries.syncNow();
+
+    const after = await summary(deu);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ totalAgents: 2, verifiedOver18: 2, verifiedOver21: 1, ofacClear: 2 });
+    expect(after.body.topCountries).not.toContainEqual(expect.objectContaining({ country: 'ITA' }));
+    const kept = (await store.get<Record<string, unknown>>('demo:census:testnet')) ?? {};
+    expect(Object.keys(kept).sort()).not.toContain(key.agentAddress.toLowerCase());
+    expect(Object.keys(kept)).toHaveLength(2);
   });
 });

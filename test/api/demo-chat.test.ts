@@ -1,6 +1,7 @@
 // POST /api/demo/chat on real local chains: the built-in agent answers through the A2A intents and names a signed
 // caller; unsigned callers are anonymous; one signature header alone is 401, a replay 409; turns are kept per
-// session; CHAT_AGENT_URL forwards to an external agent service (a real local one), and an unreachable one is 503.
+// session, without tokens, within a byte budget and for a while; CHAT_AGENT_URL forwards to an external agent service
+// (a real local one), and an unreachable one is 503.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,8 +9,10 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { AGENT_HEADERS, signedHeaders } from '../../src/core/signed-request.js';
+import { REDACTED_TOKEN } from '../../src/core/token-redaction.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import type { ChatTurn } from '../../src/services/demo/chat.js';
 import { createServices } from '../../src/services/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
@@ -66,6 +69,55 @@ describe('POST /api/demo/chat', () => {
     ).toBe(409);
     expect((await request(t.app).post(PATH).set(headers).set('content-type', 'application/json').send('{"query":"other"}')).status).toBe(403);
     expect((await request(t.app).post(PATH).set('content-type', 'application/json').send('{not json')).status).toBe(400);
+  });
+
+  it('a status question keeps no token: the session token is redacted before the turn is kept', async () => {
+    const opened = await request(t.app)
+      .post('/api/agent/register')
+      .set('X-Forwarded-For', '203.0.113.60')
+      .send({ mode: 'wallet-free', network: 'testnet' });
+    expect(opened.status).toBe(200);
+    const token = opened.body.sessionToken as string;
+    const res = await request(t.app)
+      .post(PATH)
+      .send({ query: `status token ${token}`, session_id: 'with-token' });
+    expect(res.status).toBe(200);
+    expect(res.body.reply).toBe('Session stage: qr-ready');
+    const turns = (await t.store.get<ChatTurn[]>('demo:chat:testnet:anonymous:with-token')) ?? [];
+    expect(turns.map((turn) => turn.text)).toEqual([`status token ${REDACTED_TOKEN}`, 'Session stage: qr-ready']);
+    // a history an earlier version kept with a token in it loses it at its next turn
+    await t.store.set('demo:chat:testnet:anonymous:older', [
+      { role: 'user', text: `status token ${token}`, at: 1 },
+      { role: 'agent', text: 'Session stage: qr-ready', at: 1 },
+    ]);
+    expect((await request(t.app).post(PATH).send({ query: 'help', session_id: 'older' })).status).toBe(200);
+    expect((await t.store.get<ChatTurn[]>('demo:chat:testnet:anonymous:older'))?.[0]?.text).toBe(`status token ${REDACTED_TOKEN}`);
+    // nowhere in the store: neither the token nor its ciphertext
+    for (const key of await t.store.keys('')) {
+      const value = JSON.stringify(await t.store.get(key));
+      expect(value, key).not.toContain(token);
+      expect(value, key).not.toContain(token.split('.')[3]);
+    }
+  });
+
+  it("keeps a session's newest turns within its byte budget, for its lifetime", async () => {
+    let now = Date.now();
+    const bounded = testApp(chains, { clock: () => now, chatHistory: { maxBytes: 2_000, ttlMs: 60_000 } });
+    const ask = (query: string) => request(bounded.app).post(PATH).send({ query, session_id: 'long' });
+    const kept = async () => (await bounded.store.get<ChatTurn[]>('demo:chat:testnet:anonymous:long')) ?? [];
+    // each exchange about 930 bytes (an 805-byte question, the help answer): two fit in 2,000 bytes, not three
+    for (let i = 0; i < 4; i++) expect((await ask(`help ${String(i).repeat(800)}`)).status).toBe(200);
+    const turns = await kept();
+    expect(turns).toHaveLength(4);
+    expect(turns[0]?.text).toBe(`help ${'2'.repeat(800)}`);
+    expect(turns.reduce((bytes, turn) => bytes + Buffer.byteLength(turn.text), 0)).toBeLessThanOrEqual(2_000);
+    expect((await ask(`help ${'4'.repeat(800)}`)).body.turns).toBe(4);
+    // a short exchange fits beside the two big ones
+    expect((await ask('help')).body.turns).toBe(6);
+    now += 60_000;
+    expect(await kept()).toEqual([]);
+    expect((await ask('help')).body.turns).toBe(2);
+    bounded.services.watcher.stopAll();
   });
 
   describe('with CHAT_AGENT_URL', () => {

@@ -11,6 +11,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { MAX_BATCH } from '../../src/http/json-rpc-front.js';
+import { DEFAULT_AGENT_MESSAGE_LIMITS } from '../../src/services/agent-message-limits.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem } from '../support/chain.js';
 
@@ -299,16 +300,18 @@ describe('JSON-RPC 2.0 at /api/a2a', () => {
   });
 
   describe('bodies the server does not read: a JSON-RPC error object, never a REST one', () => {
-    it('over 200 kB: 413 with -32600, id null', async () => {
-      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...HELP, pad: 'x'.repeat(210_000) } });
+    const { maxBodyBytes } = DEFAULT_AGENT_MESSAGE_LIMITS;
+
+    it(`over its ${maxBodyBytes} bytes: 413 with -32600, id null`, async () => {
+      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...HELP, pad: 'x'.repeat(maxBodyBytes) } });
       const res = await post(padded);
       expect(res.status).toBe(413);
       expect(res.body).toEqual(invalid());
-      expect(res.body.error.message).toMatch(/too large/);
+      expect(res.body.error.message).toBe(`Invalid Request: the body is too large (at most ${maxBodyBytes / 1024}kb)`);
     });
 
     it('just under the limit is read and answered', async () => {
-      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...HELP, pad: 'x'.repeat(150_000) } });
+      const padded = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...HELP, pad: 'x'.repeat(maxBodyBytes - 200) } });
       const res = await post(padded);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ jsonrpc: '2.0', id: 1, result: ANSWERED });

@@ -1,12 +1,16 @@
 // GET /metrics: request counters and latency by route template (never a raw URL: no ids, no tokens), and
 // RPC round trips per network, compared with what a counting proxy in front of each chain really saw.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway, createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import type { NetworkName } from '../../src/core/networks.js';
 import { Metrics } from '../../src/metrics.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 
@@ -152,5 +156,26 @@ describe('GET /metrics', () => {
     // and in total, since the start, exactly as many as the proxies forwarded
     expect(sample(after, 'rpc_requests_total', { network: 'mainnet' })).toBe(rpc.mainnet.count());
     expect(sample(after, 'rpc_requests_total', { network: 'testnet' })).toBe(rpc.testnet.count());
+  });
+
+  it("shows the store's size on disk and its live keys at each scrape", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'metrics-store-'));
+    const store = new SqliteStore(join(dir, 'store.sqlite'));
+    try {
+      const own = new Metrics();
+      own.observeStore(store);
+      const before = await own.registry.metrics();
+      await store.set('k', 'x'.repeat(100_000));
+      const after = await own.registry.metrics();
+      expect(sample(before, 'store_keys', { backend: 'sqlite' })).toBe(0);
+      expect(sample(after, 'store_keys', { backend: 'sqlite' })).toBe(1);
+      // the file and its write-ahead log, where the new pages are until a checkpoint
+      expect(sample(after, 'store_size_bytes', { backend: 'sqlite' }) - sample(before, 'store_size_bytes', { backend: 'sqlite' })).toBeGreaterThan(
+        100_000,
+      );
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -50,6 +50,12 @@ export interface TestAppOptions {
   /** Local paymasters' deposits: under this a deposit is low, and onLowPaymasterDeposit hears of it. */
   paymasterLowDeposit?: bigint;
   onLowPaymasterDeposit?: ServiceOptions['onLowPaymasterDeposit'];
+  /** Messages to the agent: rate per client, sizes (default: the service's). */
+  agentMessages?: ServiceOptions['agentMessages'];
+  /** How long and how much chat history is kept (default: the service's). */
+  chatHistory?: ServiceOptions['chatHistory'];
+  /** How long A2A tasks that follow no session are kept (default: the service's). */
+  taskLifetimes?: A2aAgentOptions['taskLifetimes'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -75,6 +81,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.paymasterLowDeposit !== undefined ? { paymasterLowDeposit: options.paymasterLowDeposit } : {}),
     ...(options.onLowPaymasterDeposit ? { onLowPaymasterDeposit: options.onLowPaymasterDeposit } : {}),
+    ...(options.agentMessages ? { agentMessages: options.agentMessages } : {}),
+    ...(options.chatHistory ? { chatHistory: options.chatHistory } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,
@@ -85,6 +93,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     logger,
     ...options.push,
     ...(options.streamKeepAliveMs !== undefined ? { streamKeepAliveMs: options.streamKeepAliveMs } : {}),
+    ...(options.taskLifetimes ? { taskLifetimes: options.taskLifetimes } : {}),
   });
   const app = createApp({
     chains,

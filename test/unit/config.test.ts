@@ -98,6 +98,30 @@ describe('loadConfig', () => {
     );
   });
 
+  it('bounds what clients can write: messages to the agent, query tasks, chat history', () => {
+    const config = loadConfig({});
+    expect(config.agentMessages).toEqual({ perMinute: 60, maxMessageBytes: 4_096, maxBodyBytes: 32_768 });
+    expect(config.a2aTasks).toEqual({ queryMs: 600_000, conversationMs: 3_600_000 });
+    expect(config.chatHistory).toEqual({ ttlMs: 3_600_000, maxBytes: 16_384 });
+    const set = loadConfig({
+      AGENT_MESSAGES_PER_MINUTE: '5',
+      AGENT_MESSAGE_MAX_BYTES: '1000',
+      AGENT_MESSAGE_BODY_LIMIT_BYTES: '2048',
+      A2A_QUERY_TASK_TTL_MS: '60000',
+      A2A_CONVERSATION_TTL_MS: '120000',
+      CHAT_HISTORY_TTL_MS: '30000',
+      CHAT_HISTORY_MAX_BYTES: '4096',
+    });
+    expect(set.agentMessages).toEqual({ perMinute: 5, maxMessageBytes: 1_000, maxBodyBytes: 2_048 });
+    expect(set.a2aTasks).toEqual({ queryMs: 60_000, conversationMs: 120_000 });
+    expect(set.chatHistory).toEqual({ ttlMs: 30_000, maxBytes: 4_096 });
+    expect(() => loadConfig({ AGENT_MESSAGE_MAX_BYTES: '8192', AGENT_MESSAGE_BODY_LIMIT_BYTES: '4096' })).toThrow(
+      /AGENT_MESSAGE_BODY_LIMIT_BYTES: must be at least AGENT_MESSAGE_MAX_BYTES \(8192\)/,
+    );
+    expect(() => loadConfig({ AGENT_MESSAGE_BODY_LIMIT_BYTES: '300000' })).toThrow(/AGENT_MESSAGE_BODY_LIMIT_BYTES: must be at most 204800/);
+    expect(() => loadConfig({ AGENT_MESSAGES_PER_MINUTE: '0' })).toThrow(/AGENT_MESSAGES_PER_MINUTE/);
+  });
+
   it('names every invalid variable in one error', () => {
     expect(() => loadConfig({ PORT: 'eighty', MAINNET_RPC_URL: 'not a url', TESTNET_RPC_URL: 'http://x', TESTNET_HUB_ADDRESS: '0x12' })).toThrow(
       /PORT[\s\S]*MAINNET_RPC_URL[\s\S]*TESTNET_HUB_ADDRESS/,

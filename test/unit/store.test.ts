@@ -208,6 +208,24 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     await expect(store.set('k', 1, Number.NaN)).rejects.toThrow(RangeError);
     await expect(store.increment('k', 0)).rejects.toThrow(RangeError);
   });
+
+  it('size: its backend, the live keys, and bytes that grow with what is written', async () => {
+    const backend = { MemoryStore: 'memory', SqliteStore: 'sqlite', RedisStore: 'redis' }[name];
+    const before = await store.size();
+    expect(before.backend).toBe(backend);
+    await store.set('big', 'x'.repeat(200_000));
+    await store.set('small', { n: 1 });
+    await store.set('short', 1, 1_000);
+    const after = await store.size();
+    // redis counts the whole database: the keys of this test's prefix came on top of the earlier tests'
+    expect(after.keys - before.keys).toBe(3);
+    // sqlite: the pages in the write-ahead log; redis: its used_memory; memory: UTF-16 units
+    expect(after.bytes - before.bytes).toBeGreaterThanOrEqual(200_000);
+    if (travels) {
+      now += 1_000;
+      expect((await store.size()).keys - before.keys).toBe(2);
+    }
+  });
 });
 
 describe('SqliteStore on disk', () => {

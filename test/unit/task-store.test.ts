@@ -3,7 +3,7 @@ import { Task, TaskState } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { describe, expect, it } from 'vitest';
 import { ClientAddress } from '../../src/a2a/client-address.js';
-import { ANSWER_TASK_TTL_MS, CLIENT_INDEX_LIMIT, KeyValueTaskStore, TASK_TTL_MS } from '../../src/a2a/task-store.js';
+import { CLIENT_INDEX_LIMIT, DEFAULT_TASK_LIFETIMES, KeyValueTaskStore, TASK_TTL_MS } from '../../src/a2a/task-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { SealedValues } from '../../src/store/sealed-values.js';
 
@@ -95,20 +95,56 @@ describe('KeyValueTaskStore at rest', () => {
     expect(await tasks.load('t5')).toBeUndefined();
   });
 
-  it('keeps a session task a week after its last change, any other task (a query, a conversation) a day', async () => {
+  it('keeps a session task a week after its last change, a conversation waiting for input an hour, a finished query ten minutes', async () => {
     let now = 1_000_000;
     const store = new MemoryStore(() => now);
     const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'));
     const { registrySession: _session, ...noSession } = task('q').metadata ?? {};
+    const finished = { ...task('q').status!, state: TaskState.TASK_STATE_COMPLETED };
     await tasks.save(task('s1'));
-    await tasks.save({ ...task('q1'), metadata: noSession });
-    now += ANSWER_TASK_TTL_MS - 1;
+    await tasks.save({ ...task('c1'), status: { ...task('c1').status!, state: TaskState.TASK_STATE_INPUT_REQUIRED }, metadata: noSession });
+    await tasks.save({ ...task('q1'), status: finished, metadata: noSession });
+    const { queryMs, conversationMs } = DEFAULT_TASK_LIFETIMES;
+    expect([queryMs, conversationMs]).toEqual([10 * 60_000, 60 * 60_000]);
+    now += queryMs - 1;
     expect(await tasks.load('q1')).toBeDefined();
     now += 2;
     expect(await tasks.load('q1')).toBeUndefined();
+    expect(await tasks.load('c1')).toBeDefined();
+    now += conversationMs - queryMs;
+    expect(await tasks.load('c1')).toBeUndefined();
     expect(await tasks.load('s1')).toBeDefined();
-    now += TASK_TTL_MS - ANSWER_TASK_TTL_MS;
+    now += TASK_TTL_MS - conversationMs;
     expect(await tasks.load('s1')).toBeUndefined();
+  });
+
+  it('keeps of a finished query only its answer: status and artifacts, not the messages (a status question holds a session token)', async () => {
+    const store = new MemoryStore();
+    const tasks = new KeyValueTaskStore(store, new SealedValues(secret, 'a2a-task'), undefined, { queryMs: 5_000, conversationMs: 60_000 });
+    const token = 'eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..iv.secret-body.tag';
+    const asked = {
+      messageId: 'm1',
+      contextId: 'c1',
+      taskId: 'q2',
+      role: 1,
+      parts: [{ content: { $case: 'data', value: { intent: 'status', sessionToken: token } }, metadata: undefined, filename: '', mediaType: '' }],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    } as unknown as Task['history'][number];
+    const answered: Task = {
+      ...task('q2'),
+      status: { ...task('q2').status!, state: TaskState.TASK_STATE_COMPLETED },
+      history: [asked],
+      artifacts: [{ artifactId: 'a1', name: 'status-answer', description: '', parts: [], metadata: undefined, extensions: [] }],
+      metadata: { registryInput: { intent: 'status', fields: { sessionToken: token }, missing: [] } },
+    };
+    await tasks.saveNew(answered, as('203.0.113.9'));
+    expect(await tasks.load('q2')).toEqual({ ...answered, history: [], metadata: {} });
+    // a conversation that still waits keeps everything, for its next turn
+    const waiting: Task = { ...answered, id: 'q3', status: { ...answered.status!, state: TaskState.TASK_STATE_INPUT_REQUIRED } };
+    await tasks.save(waiting, as('203.0.113.9'));
+    expect(await tasks.load('q3')).toEqual(waiting);
   });
 
   it("one client's many queries push neither its own session task nor another's out of listing and resuming", async () => {

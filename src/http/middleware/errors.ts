@@ -2,15 +2,16 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { serviceErrorOf } from '../../core/errors.js';
-import { BODY_LIMIT } from '../route.js';
+import { bodyLimitText } from '../route.js';
 import { requestIdOf } from './request-log.js';
 import { routeLabel } from './route-label.js';
 
-/** Errors raised by express's body parser carry the status they mean. */
+/** Errors raised by express's body parser carry the status they mean (and, for a body too large, the limit in bytes). */
 interface HttpParserError extends Error {
   status?: number;
   type?: string;
   body?: string;
+  limit?: number;
 }
 
 /** express.json refuses a body that is JSON but not an object or array; say so rather than "not JSON". */
@@ -23,12 +24,15 @@ function parserMessage(error: HttpParserError): string {
       // really malformed: the generic message below
     }
   }
+  // each route has its own limit: the parser's error names it
+  if (error.type === 'entity.too.large' && typeof error.limit === 'number')
+    return `Request body is too large (at most ${bodyLimitText(error.limit)})`;
   return PARSER_MESSAGES[error.type ?? ''] ?? error.message;
 }
 
 const PARSER_MESSAGES: Record<string, string> = {
   'entity.parse.failed': 'Request body is not valid JSON',
-  'entity.too.large': `Request body is too large (at most ${BODY_LIMIT})`,
+  'entity.too.large': 'Request body is too large',
   'encoding.unsupported': 'Request body encoding is not supported: send it uncompressed, or gzip, deflate or br',
   'charset.unsupported': 'Request body charset is not supported: send UTF-8',
 };

@@ -191,14 +191,14 @@ function responseContent(doc: ResponseDoc, schemaRef: JsonSchema | undefined): R
 const isOptional = (schema: z.ZodType): schema is z.ZodOptional<z.ZodType> => schema instanceof z.ZodOptional;
 
 /** What the app's body parsers answer, before any route, to a POST body they cannot read. */
-const PARSER_ANSWERS: Record<number, ResponseDoc> = {
-  413: { description: 'The body is over 200 kB' },
+const parserAnswers = (bodyLimit: number | undefined): Record<number, ResponseDoc> => ({
+  413: { description: `The body is over ${bodyLimit === undefined ? '200 kB' : `${bodyLimit} bytes`}` },
   415: { description: 'The body has a charset or a Content-Encoding the service cannot decode (the message says which)' },
-};
+});
 
 /** The route's answers, and the body parsers' where the app parses its body. */
 function answersOf(route: RouteDoc): Record<number, ResponseDoc> {
-  return route.method === 'post' && !route.ownBody ? { ...PARSER_ANSWERS, ...route.responses } : route.responses;
+  return route.method === 'post' && !route.ownBody ? { ...parserAnswers(route.bodyLimit), ...route.responses } : route.responses;
 }
 
 /**

@@ -36,5 +36,7 @@ export interface RouteDoc {
    * document adds to the operation.
    */
   ownBody?: boolean;
+  /** Largest body in bytes, where below the app's 200 kB (paths that take unauthenticated writes). */
+  bodyLimit?: number;
   responses: Record<number, ResponseDoc>;
 }

@@ -6,9 +6,10 @@ import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
 import { ServiceError } from '../../core/errors.js';
+import type { AgentMessageLimits } from '../../services/agent-message-limits.js';
 import type { StreamLimits } from '../../services/stream-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
-import { BODY_LIMIT, type Route } from '../route.js';
+import { bodyLimitText, type Route } from '../route.js';
 import {
   type JsonRpcAnswer,
   type JsonRpcRequest,
@@ -128,7 +129,8 @@ function admittingStreams(rpc: RequestHandler, streams: StreamLimits): RequestHa
   };
 }
 
-export function a2aRoutes(handlers: A2aHttpHandlers, streams: StreamLimits): Route[] {
+export function a2aRoutes(handlers: A2aHttpHandlers, limits: AgentMessageLimits, streams: StreamLimits): Route[] {
+  const bodyLimit = bodyLimitText(limits.maxBodyBytes);
   return [
     ...[...AGENT_CARD_PATHS, A2A_PATH].map(
       (path): Route => ({
@@ -159,12 +161,16 @@ export function a2aRoutes(handlers: A2aHttpHandlers, streams: StreamLimits): Rou
         'handled, answered 204 without a body), -32700 for a body that is not JSON, -32600 for an invalid request, ' +
         '-32601 for an unknown method. A stream lives at most STREAM_MAX_LIFETIME_MS (10 min), then ends: resubscribe; ' +
         'at most MAX_STREAMS_PER_CLIENT (8) are open per client and MAX_STREAMS_PER_SUBJECT (4) per task (429 beyond). ' +
-        'Protocol errors are JSON-RPC error objects with HTTP 200; a body over 200 kB is ' +
-        'refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, both with a JSON-RPC ' +
-        'error object.',
+        'Protocol errors are JSON-RPC error objects with HTTP 200; a body over ' +
+        `${limits.maxBodyBytes} bytes is refused unread with 413, a charset other than UTF-8 or an unknown Content-Encoding with 415, ` +
+        'both with a JSON-RPC error object. Messages (message/send, message/stream, SendMessage, SendStreamingMessage) are ' +
+        `limited per client address to ${limits.rate.rule.limit} a minute, together with POST /api/demo/chat, and each message ` +
+        `to ${limits.maxMessageBytes} bytes as JSON: beyond either, a -32602 error saying which (data: {status: 429 with ` +
+        'retryAfterSeconds, and Retry-After on a lone request; or status 413}).',
       tags: TAGS,
       cors: 'a2a',
       ownBody: true,
+      bodyLimit: limits.maxBodyBytes,
       body: z.union([jsonRpcRequestSchema, jsonRpcBatchSchema]).describe('One JSON-RPC 2.0 request, or a batch: an array of them'),
       responses: {
         200: {
@@ -173,7 +179,7 @@ export function a2aRoutes(handlers: A2aHttpHandlers, streams: StreamLimits): Rou
           contentType: 'text/event-stream',
         },
         204: { description: 'Only notifications were sent: no answer' },
-        413: { description: 'The body is over 200 kB: a JSON-RPC error object (-32600, id null)', schema: jsonRpcAnswerSchema },
+        413: { description: `The body is over ${limits.maxBodyBytes} bytes: a JSON-RPC error object (-32600, id null)`, schema: jsonRpcAnswerSchema },
         415: {
           description: 'A charset other than UTF-8 or an unknown Content-Encoding: a JSON-RPC error object (-32600, id null)',
           schema: jsonRpcAnswerSchema,
@@ -186,7 +192,7 @@ export function a2aRoutes(handlers: A2aHttpHandlers, streams: StreamLimits): Rou
         },
       },
       handler: jsonRpcFront({
-        limit: BODY_LIMIT,
+        limit: bodyLimit,
         methodsOf,
         single: handlers.rpc,
         stream: admittingStreams(handlers.rpc, streams),

@@ -123,7 +123,7 @@ const CHAT: Description = {
   method: 'POST',
   description:
     "Chat with the service's agent about agents and the registry (lookup, verify, freshness, status, help). Signed requests are " +
-    'verified and the agent is named; unsigned ones are anonymous. Turns are kept per session_id.',
+    'verified and the agent is named; unsigned ones are anonymous. Turns are kept per session_id, for a while, without tokens.',
   exampleBody: { query: 'verify agent 1 on testnet', session_id: 'my-session' },
   notes: 'Both signature headers, or none: one alone is a 401.',
 };
@@ -215,6 +215,7 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
 
 export function demoRoutes(services: Services): Route[] {
   const { demo } = services;
+  const messages = services.limits.agentMessages;
   return [
     {
       ...SIGNED_POST,
@@ -252,11 +253,18 @@ export function demoRoutes(services: Services): Route[] {
       signedRequest: 'optional',
       cors: 'signed',
       textBody: true,
+      // anyone may write here (each query leaves a history): counted per client before the body is read, and small
+      limit: 'agent-messages',
+      bodyLimit: messages.maxBodyBytes,
       responses: {
         200: { description: 'The answer', schema: chatAnswerSchema },
         ...signatureErrors,
         400: { description: 'A body that is not JSON, or an unsupported network' },
         401: { description: 'Only one of the two signature headers' },
+        413: { description: `The body is over ${messages.maxBodyBytes} bytes, or the query over ${messages.maxMessageBytes} bytes (UTF-8)` },
+        429: {
+          description: `More than ${messages.rate.rule.limit} messages to the agent in a minute from this address, A2A messages included (Retry-After)`,
+        },
         502: { description: 'The external chat agent service refused' },
         503: { description: 'The external chat agent service is unreachable' },
       },

@@ -1,8 +1,15 @@
 // /api/demo/census: verified agents contribute what their human disclosed on chain (one entry per agent, the
 // latest wins), and read the aggregate. Entries live on the store port, one document per network, updated
 // atomically, so they survive restarts and are shared by instances.
+//
+// Only live agents count: each read checks every entry's agent against the registry (through the agent cache, which
+// the registry's events invalidate: warm, no RPC; cold, one batched round trip) and drops the entries of agents
+// burned since. Dropping entries when a burn event arrives instead would miss every burn no instance heard: one
+// while the service was down, one on a chain followed by another instance, one a restored chain state undid. The
+// chain is the source of truth, and the read asks it.
 import type { NetworkName } from '../../core/networks.js';
 import type { KeyValueStore } from '../../store/key-value-store.js';
+import type { AgentQueryService } from '../agent-queries.js';
 import type { SignedRequest, SignedRequestVerifier } from '../signed-requests.js';
 
 export interface CensusEntry {
@@ -33,11 +40,13 @@ export interface CensusSummary {
 }
 
 const keyOf = (network: NetworkName) => `demo:census:${network}`;
+type Entries = Record<string, CensusEntry>;
 
 export class DemoCensusService {
   constructor(
     private readonly verifier: SignedRequestVerifier,
     private readonly store: KeyValueStore,
+    private readonly queries: AgentQueryService,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -52,17 +61,17 @@ export class DemoCensusService {
       ofac: agent.credentials.ofac,
       timestamp: this.clock(),
     };
-    const entries = await this.store.update<Record<string, CensusEntry>>(keyOf(network), (current = {}) => ({
+    const entries = await this.store.update<Entries>(keyOf(network), (current = {}) => ({
       ...current,
       [agent.agentAddress.toLowerCase()]: entry,
     }));
-    return { recorded: true, totalAgents: Object.keys(entries ?? {}).length, yourEntry: entry };
+    return { recorded: true, totalAgents: (await this.#live(network, entries ?? {})).length, yourEntry: entry };
   }
 
-  /** The aggregate, for a verified agent. */
+  /** The aggregate of the live agents' entries, for a verified agent. */
   async summary(request: SignedRequest, network: NetworkName): Promise<CensusSummary> {
     await this.verifier.verify(request, { network });
-    const entries = Object.values((await this.store.get<Record<string, CensusEntry>>(keyOf(network))) ?? {});
+    const entries = await this.#live(network, (await this.store.get<Entries>(keyOf(network))) ?? {});
     const countries = new Map<string, number>();
     for (const { nationality } of entries) if (nationality !== '') countries.set(nationality, (countries.get(nationality) ?? 0) + 1);
     return {
@@ -75,5 +84,27 @@ export class DemoCensusService {
       ofacClear: entries.filter((e) => e.ofac.some(Boolean)).length,
       totalAgents: entries.length,
     };
+  }
+
+  /** The entries whose agent is registered now; those of burned agents leave the document. */
+  async #live(network: NetworkName, entries: Entries): Promise<CensusEntry[]> {
+    const checked = await Promise.all(
+      Object.entries(entries).map(async ([key, entry]) => ({
+        key,
+        entry,
+        live: await this.queries.isRegistered(network, BigInt(entry.agentId), entry.agentAddress),
+      })),
+    );
+    const burned = checked.filter(({ live }) => !live);
+    if (burned.length > 0) {
+      // only the very entries found burned: one contributed again meanwhile (a new agent id) stays
+      await this.store.update<Entries>(keyOf(network), (current) => {
+        if (!current) return current;
+        const kept = { ...current };
+        for (const { key, entry } of burned) if (kept[key]?.agentId === entry.agentId) delete kept[key];
+        return kept;
+      });
+    }
+    return checked.filter(({ live }) => live).map(({ entry }) => entry);
   }
 }

@@ -1,11 +1,16 @@
 // POST /api/demo/chat: a conversation with an agent about agents and the registry. Signed requests are verified
 // (the agent is named to the chat backend), unsigned ones are anonymous. The backend is built in (the service's
 // own agent, answering through the same intents as A2A) unless CHAT_AGENT_URL names an external agent service.
-// Conversation turns are kept per session_id on the store port.
+// Conversation turns are kept per session_id on the store port, bounded: no token in them (a status question
+// carries its session token: redacted before anything is kept), each turn at most a message's size, a session's
+// turns within a byte budget (the oldest go first), and kept an hour by default. With the per-client message rate
+// (agent-message-limits.ts), what one client can make the store hold is bounded.
 import { badRequest, ServiceError } from '../../core/errors.js';
 import type { NetworkName } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
+import { redactTokens } from '../../core/token-redaction.js';
 import type { KeyValueStore } from '../../store/key-value-store.js';
+import type { AgentMessageLimits } from '../agent-message-limits.js';
 import type { SignedRequest, SignedRequestVerifier, VerifiedAgent } from '../signed-requests.js';
 
 export interface ChatTurn {
@@ -39,14 +44,53 @@ export interface ChatAnswer {
   turns: number;
 }
 
+/** How long and how much of a conversation is kept. */
+export interface ChatHistoryOptions {
+  /** After its last turn. */
+  ttlMs: number;
+  /** The turns' text, UTF-8, per session; the newest exchange is always kept. */
+  maxBytes: number;
+}
+
+/** An hour holds any conversation a demo has; 16 kB its last few exchanges of full-size questions. */
+export const DEFAULT_CHAT_HISTORY: ChatHistoryOptions = { ttlMs: 60 * 60 * 1000, maxBytes: 16_384 };
+
+/** Most turns kept per session, whatever their size. */
 const MAX_TURNS = 40;
-const HISTORY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** `text` cut to at most `maxBytes` of UTF-8 (an external agent's reply may be long), marked as cut. */
+function capped(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  // a cut in the middle of a character decodes as U+FFFD: dropped
+  return `${Buffer.from(text)
+    .subarray(0, maxBytes - 3)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}…`;
+}
+
+/**
+ * The newest exchanges (a question and its answer: turns come in pairs) whose text fits in `maxBytes`, at least the
+ * last one (just made), at most MAX_TURNS turns.
+ */
+function newest(turns: readonly ChatTurn[], maxBytes: number): ChatTurn[] {
+  const bytesOf = (from: number) => turns.slice(from, from + 2).reduce((sum, turn) => sum + Buffer.byteLength(turn.text), 0);
+  let from = Math.max(0, turns.length - 2);
+  let bytes = bytesOf(from);
+  while (from >= 2 && turns.length - from < MAX_TURNS && bytes + bytesOf(from - 2) <= maxBytes) {
+    from -= 2;
+    bytes += bytesOf(from);
+  }
+  return turns.slice(from);
+}
 
 export class DemoChatService {
   constructor(
     private readonly verifier: SignedRequestVerifier,
     private readonly store: KeyValueStore,
     private readonly backend: () => ChatBackend,
+    /** The size of a query (the rate is counted before the request is read: the route's limit). */
+    private readonly limits: AgentMessageLimits,
+    private readonly history: ChatHistoryOptions = DEFAULT_CHAT_HISTORY,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -59,6 +103,7 @@ export class DemoChatService {
     }
     if (typeof body !== 'object' || body === null) throw badRequest('Invalid JSON body: send {"query": "...", "session_id": "..."}');
     const query = typeof body.query === 'string' ? body.query : '';
+    this.limits.checkSize(Buffer.byteLength(query), 'query');
     const sessionId = typeof body.session_id === 'string' && body.session_id !== '' ? body.session_id.slice(0, 128) : 'default';
 
     const signature = request.headers[AGENT_HEADERS.signature] !== undefined;
@@ -71,10 +116,17 @@ export class DemoChatService {
     const history = (await this.store.get<ChatTurn[]>(key)) ?? [];
     const answer = await this.backend().reply({ query, sessionId, network, ...(agent ? { agent } : {}), history });
     const now = this.clock();
-    const turns = [...history, { role: 'user', text: query, at: now } as ChatTurn, { role: 'agent', text: answer.reply, at: now } as ChatTurn].slice(
-      -MAX_TURNS,
+    const kept = (text: string): string => capped(redactTokens(text), this.limits.maxMessageBytes);
+    // the earlier turns too: a history an earlier version kept may hold a token
+    const turns = newest(
+      [
+        ...history.map((turn) => ({ ...turn, text: kept(turn.text) })),
+        { role: 'user', text: kept(query), at: now },
+        { role: 'agent', text: kept(answer.reply), at: now },
+      ],
+      this.history.maxBytes,
     );
-    await this.store.set(key, turns, HISTORY_TTL_MS);
+    await this.store.set(key, turns, this.history.ttlMs);
     return {
       reply: answer.reply,
       ...(answer.data ? { data: { ...answer.data } } : {}),
