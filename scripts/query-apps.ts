@@ -161,7 +161,17 @@ async function startInstance(
   const store = new SqliteStore(join(mkdtempSync(join(dataRoot, 'app-')), 'store.sqlite'));
   const publicUrl = 'http://127.0.0.1';
   const secret = randomBytes(32);
-  const services = createServices({ chains, store, sessionSecret: secret, publicUrl, deepLinkScheme: 'selfapp', appName: 'bench', metrics });
+  const services = createServices({
+    chains,
+    store,
+    sessionSecret: secret,
+    publicUrl,
+    deepLinkScheme: 'selfapp',
+    appName: 'bench',
+    metrics,
+    // one load generator is one client: its messages are counted as any client's are, but never refused
+    agentMessages: { perMinute: 1_000_000_000 },
+  });
   if (cached) await services.queries.start();
   const a2a = createA2aAgent(services, { publicUrl, version: 'bench', store, secret, pushPolicy: { allowPrivateNetworks: false }, logger });
   const app = createApp(

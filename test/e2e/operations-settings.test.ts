@@ -1,12 +1,33 @@
 // The operations settings as the service applies them when it starts: the main server's timeouts and connection
 // cap, and /metrics on a listener of its own (with its token), absent from the main port.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/main.js';
+
+const connect = (port: number): Promise<Socket> =>
+  new Promise((resolve, reject) => {
+    const socket = createConnection({ port, host: '127.0.0.1' }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+
+/** Whether the server closes `socket` (sending nothing) within `ms`. */
+const closedWithin = (socket: Socket, ms: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(false);
+    }, ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+    socket.on('error', () => undefined);
+  });
 
 describe('operations settings, in process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'registry-ops-'));
@@ -30,7 +51,14 @@ describe('operations settings, in process', () => {
     service = await startService(config, createLogger('silent'));
     expect(service.server.requestTimeout).toBe(4_000);
     expect(service.server.headersTimeout).toBe(2_000);
-    expect(service.server.maxConnections).toBe(64);
+    // 64 idle connections fill the cap: the 65th is closed as it arrives, and a freed place serves again
+    const { port } = new URL(service.url);
+    const idle = await Promise.all(Array.from({ length: 64 }, () => connect(Number(port))));
+    const refused = await connect(Number(port));
+    // within a second: before the 2 s headers timeout would close any idle connection
+    expect(await closedWithin(refused, 1_000)).toBe(true);
+    for (const socket of idle) socket.destroy();
+    await expect.poll(async () => (await fetch(`${service?.url}/api/health`).catch(() => undefined))?.status).toBe(200);
 
     expect(service.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     expect((await fetch(`${service.url}/api/health`)).status).toBe(200);
