@@ -115,43 +115,35 @@ const isOrigin = (entry: string): boolean => {
   return /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username;
 };
 
-/** Comma-separated origins, trimmed, empties dropped, each normalized to scheme://host[:port]. */
-const originList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== ''),
-  )
-  .pipe(
-    z.array(
-      z
-        .string()
-        .refine(isOrigin, { error: (issue) => `${String(issue.input)} is not an origin: use scheme://host[:port], e.g. https://app.example` })
-        .transform((entry) => new URL(entry).origin),
-    ),
-  );
+/** Comma-separated entries, trimmed, empties dropped. */
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== ''),
+);
 
-/** Comma-separated addresses, trimmed, empties dropped, checksummed. */
-const addressList = z
-  .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== ''),
-  )
-  .pipe(
-    z.array(
-      z
-        .string()
-        .refine((entry) => isAddress(entry, { strict: false }), {
-          error: (issue) => `${String(issue.input)} is not a 0x-prefixed 20-byte hex address`,
-        })
-        .transform((entry) => getAddress(entry)),
-    ),
-  );
+/** Comma-separated origins, each normalized to scheme://host[:port]. */
+const originList = commaList.pipe(
+  z.array(
+    z
+      .string()
+      .refine(isOrigin, { error: (issue) => `${String(issue.input)} is not an origin: use scheme://host[:port], e.g. https://app.example` })
+      .transform((entry) => new URL(entry).origin),
+  ),
+);
+
+/** Comma-separated addresses, checksummed. */
+const addressList = commaList.pipe(
+  z.array(
+    z
+      .string()
+      .refine((entry) => isAddress(entry, { strict: false }), {
+        error: (issue) => `${String(issue.input)} is not a 0x-prefixed 20-byte hex address`,
+      })
+      .transform((entry) => getAddress(entry)),
+  ),
+);
 
 /** An amount of gas: a whole number (0 turns sponsorship off). */
 const gasAmount = z

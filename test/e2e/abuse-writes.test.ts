@@ -107,14 +107,15 @@ describe('abuse of writes, against a started service', () => {
   const total = (outcomes: Map<string, number>, kind?: string): number =>
     [...outcomes].filter(([outcome]) => kind === undefined || outcome === kind).reduce((sum, [, count]) => sum + count, 0);
 
-  /** A v0.3 message/send of one text part. */
-  const a2aMessage = (text: string): string =>
+  /** A v0.3 message/send of one part. */
+  const a2aSend = (part: object, id: string | number = 1): string =>
     JSON.stringify({
       jsonrpc: '2.0',
-      id: 1,
+      id,
       method: 'message/send',
-      params: { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } },
+      params: { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [part] } },
     });
+  const a2aMessage = (text: string): string => a2aSend({ kind: 'text', text });
   /** What an A2A answer was: a task in some state, or a JSON-RPC error with its REST status. */
   const a2aOutcome = ({ status, body }: { status: number; body: unknown }): string => {
     const answer = body as { result?: { status?: { state?: string } }; error?: { code: number; data?: { status?: number } } };
@@ -127,19 +128,7 @@ describe('abuse of writes, against a started service', () => {
     expect((await fetch(`${base}/api/health`)).status).toBe(200);
     const lookup = await post(
       '/api/a2a',
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 'victim',
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: crypto.randomUUID(),
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'lookup', agentId: 1, network: 'testnet' } }],
-          },
-        },
-      }),
+      a2aSend({ kind: 'data', data: { intent: 'lookup', agentId: 1, network: 'testnet' } }, 'victim'),
       '192.0.2.200',
     );
     expect(a2aOutcome(lookup), JSON.stringify(lookup.body)).toBe('200 task completed');
@@ -174,20 +163,7 @@ describe('abuse of writes, against a started service', () => {
 
     // the largest message allowed, made to be kept twice: a lookup without its agent leaves a conversation waiting
     // for input (the longest-kept kind), which keeps the message and, for the next turn, the fields it gave
-    const full = () =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: crypto.randomUUID(),
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'lookup', network: 'testnet', humanAddress: 'x'.repeat(maxMessageBytes - 250) } }],
-          },
-        },
-      });
+    const full = () => a2aSend({ kind: 'data', data: { intent: 'lookup', network: 'testnet', humanAddress: 'x'.repeat(maxMessageBytes - 250) } });
     const fullFlood = flood(async () => a2aOutcome(await post('/api/a2a', full(), attacker)));
     await victimServed();
     const outcomes = await fullFlood;
@@ -258,18 +234,7 @@ describe('abuse of writes, against a started service', () => {
     expect(asked.status).toBe(200);
     expect(asked.body).toMatchObject({ reply: 'Session stage: qr-ready' });
     // the same question over A2A: its task keeps the answer alone
-    const overA2a = await post(
-      '/api/a2a',
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: `status token ${token}` }] },
-        },
-      }),
-      '192.0.2.31',
-    );
+    const overA2a = await post('/api/a2a', a2aMessage(`status token ${token}`), '192.0.2.31');
     expect(a2aOutcome(overA2a)).toBe('200 task completed');
 
     const history = db.prepare<[], string>("SELECT value FROM kv WHERE key = 'demo:chat:testnet:anonymous:mine'").pluck().get();
