@@ -166,7 +166,7 @@ export function createServices(options: ServiceOptions): Services {
   const limits: Limits = {
     sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
     pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),
-    agentMessages: new AgentMessageLimits(options.store, { ...DEFAULT_AGENT_MESSAGE_LIMITS, ...options.agentMessages }),
+    agentMessages: new AgentMessageLimits({ ...DEFAULT_AGENT_MESSAGE_LIMITS, ...options.agentMessages }),
   };
   const sessions = new Sessions(tokens, { register: registration, deregister: deregistration, refresh, identify }, limits.sessionCreation);
   const watcher = new SessionWatcher({

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createChainClient, createChainWallet } from '../../src/chain/clients.js';
 import { loadDevAccounts } from '../../src/chain/embedded.js';
 import { RegistryGateway } from '../../src/chain/registry-gateway.js';
@@ -138,8 +138,20 @@ describe('npm start as a process', () => {
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { stdout: () => out, exited, signal: (s) => child.kill(s) };
+    const started = { stdout: () => out, exited, signal: (s: NodeJS.Signals) => child.kill(s) };
+    running.add(started);
+    void exited.then(() => running.delete(started));
+    return started;
   }
+
+  // a test that failed half way leaves no service behind (a stopped one is killed: it cannot take SIGINT)
+  const running = new Set<Started>();
+  afterEach(async () => {
+    for (const started of running) {
+      started.signal('SIGKILL');
+      await started.exited;
+    }
+  });
 
   async function waitHealthy(port: number, started: Started): Promise<void> {
     const deadline = Date.now() + 30_000;
