@@ -1,5 +1,6 @@
-// JSON-RPC 2.0 in front of a handler that answers one request at a time (the A2A SDK's): reads the body itself,
-// so that whatever the caller sends is answered by the specification (https://www.jsonrpc.org/specification):
+// JSON-RPC 2.0 in front of a handler that answers one request at a time (the A2A SDK's): reads the body as text
+// (express.text, so body-parser enforces the limit, charsets and encodings) and parses it itself, so that whatever
+// the caller sends is answered by the specification (https://www.jsonrpc.org/specification):
 //   not JSON (or no body, or one that does not   -32700 Parse error, id null
 //   decode as its Content-Encoding says)
 //   JSON that is not a request object             -32600 Invalid Request, id null (or the request's id when valid)
@@ -13,7 +14,6 @@
 //                                                 or an unknown Content-Encoding
 // Every other answer (also an error object) is HTTP 200. A lone request with an id of a streaming method goes to the
 // handler as is, which answers with a stream; every other request goes to `call`, which answers with one object.
-import bytes from 'bytes';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { JSON_RPC_ERRORS, type JsonRpcAnswer, type JsonRpcRequest, jsonRpcError, jsonRpcIdOf, parseJsonRpcRequest } from './schemas/json-rpc.js';
 
@@ -71,51 +71,6 @@ function unreadBody(
 
 const SDK_MEDIA_TYPE = 'application/json';
 
-/**
- * A body read here rather than by express.text: announced by Content-Length, identity-encoded, UTF-8, this long at
- * most (and never over the front's own limit, which express.text would enforce).
- */
-const SMALL_BODY = 16 * 1024;
-
-/**
- * Reads a small body the common way it comes (a query is a few hundred bytes) and hands `done` its text, as
- * express.text would (the UTF-8 text without a leading byte order mark, in req.body; a request that ends early is
- * body-parser's 400 request.aborted), without body-parser's machinery (content-type parsing, a decoder, raw-body's
- * stream bookkeeping), which cost as much as the rest of reading the request. False, and nothing read, for any
- * other body: express.text reads it (compressed, chunked, another charset, large).
- */
-function readSmallBody(
-  req: Request,
-  charset: string | undefined,
-  largest: number,
-  done: (error?: { status: number; type: string }) => void,
-): boolean {
-  const { 'content-length': length, 'content-encoding': encoding, 'transfer-encoding': chunked } = req.headers;
-  if (length === undefined || chunked !== undefined || !/^\d{1,5}$/.test(length) || Number(length) > largest) return false;
-  if ((encoding !== undefined && encoding.toLowerCase() !== 'identity') || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
-    return false;
-  }
-  const chunks: Buffer[] = [];
-  let settled = false;
-  const settle = (error?: { status: number; type: string }) => {
-    if (settled) return;
-    settled = true;
-    req.removeListener('data', onData);
-    done(error);
-  };
-  const onData = (chunk: Buffer) => chunks.push(chunk);
-  req.on('data', onData);
-  req.once('end', () => {
-    const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-    req.body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-    settle();
-  });
-  // closed before its end: the client went away mid-body
-  req.once('close', () => settle({ status: 400, type: 'request.aborted' }));
-  req.once('error', () => settle({ status: 400, type: 'request.aborted' }));
-  return true;
-}
-
 /** The HTTP exchange a request arrived in. */
 interface Exchange {
   req: Request;
@@ -129,8 +84,6 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
   const maxBatch = options.maxBatch ?? MAX_BATCH;
   // the raw text, whatever the Content-Type: JSON.parse below tells -32700 (not JSON) from -32600 (JSON, not a request)
   const readText = express.text({ type: () => true, limit: options.limit, defaultCharset: 'utf-8' });
-  // the limit as body-parser reads it (same parser), so that no body over it is read here
-  const smallBody = Math.min(SMALL_BODY, bytes.parse(options.limit) ?? 0);
 
   /** A call whose failure is an answer too: -32603, never an HTTP error in the middle of a batch. */
   async function call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer> {
@@ -247,6 +200,6 @@ export function jsonRpcFront(options: JsonRpcFrontOptions): RequestHandler {
       }
       answer({ req, res, next }, req.body).catch(next);
     };
-    if (!readSmallBody(req, charset, smallBody, read)) readText(req, res, read);
+    readText(req, res, read);
   };
 }

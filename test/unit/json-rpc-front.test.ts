@@ -1,5 +1,5 @@
-// The front reads small bodies itself (json-rpc-front.ts, readSmallBody) and leaves the rest to express.text; its
-// own limit holds on both ways in, so a front given a limit under the small-body size still refuses what is over it.
+// The front's body limit, as the front is given it (a number of bytes or a size as express takes it): a body at the
+// limit is answered, one byte over is 413 with a JSON-RPC error object, unread.
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ describe('JSON-RPC front body limit', () => {
   it.each([
     ['a number of bytes', 100],
     ['a size as express takes it', '100b'],
-  ])('given as %s: a body at the limit is answered, one byte over is 413 (both under the small-body size)', async (_name, limit) => {
+  ])('given as %s: a body at the limit is answered, one byte over is 413', async (_name, limit) => {
     const app = echoApp(limit);
     const at = await request(app).post('/rpc').type('application/json').send(bodyOf(100));
     expect(at.status).toBe(200);
