@@ -1,10 +1,10 @@
-// The A2A agent: the SDK's request handler over our executor, task store and push notifications, and its two
-// HTTP handlers (the agent card, JSON-RPC for A2A v1.0 and, through the SDK's compatibility layer, v0.3 for
-// requests without an A2A-Version header). The composition root hands the handlers to the HTTP app, which mounts
-// them at the paths of core/endpoints.ts. A lone JSON-RPC request goes to the SDK's express handler (which may
-// stream); the entries of a batch and notifications to `call`, the SDK's transport handlers answering one request
-// as an object. Tasks and push configs live on the store port (task-store.ts, push-config-store.ts), so tasks/get
-// and webhooks keep working after a restart.
+// The A2A agent: our request handler (the SDK's, composed with our checks, streams and answers at once) over our
+// executor, task store and push notifications, and its two HTTP handlers (the agent card, JSON-RPC for A2A v1.0
+// and, through the SDK's compatibility layer, v0.3 for requests without an A2A-Version header). The composition
+// root hands the handlers to the HTTP app, which mounts them at the paths of core/endpoints.ts. A lone JSON-RPC
+// request of a streaming method goes to the SDK's express handler; every other request to `call`, the SDK's
+// transport handlers answering one request as an object. Tasks and push configs live on the store port
+// (task-store.ts, push-config-store.ts), so tasks/get and webhooks keep working after a restart.
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -76,8 +76,8 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     sealed: new SealedValues(options.secret, 'a2a-push-config'),
     policy: options.pushPolicy,
     writeLimit: services.limits.pushConfigWrites,
-    // a task has updates only while its session is open: its webhooks are kept twice that long, so the
-    // configs of requests that never became a task (refused, or answered at once) do not linger
+    // a session task has updates only while its session is open: its webhooks are kept twice that long (as long
+    // as a conversation waits for its next turn), so the config of a refused request does not linger
     ttlMs: 2 * SessionTokens.LIFETIME_MS,
     ...(options.pushResolver ? { resolve: options.pushResolver } : {}),
   });
@@ -105,22 +105,24 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   };
   resume();
   const resumer = setInterval(resume, RESUME_EVERY_MS).unref();
-  const requestHandler = new RegistryRequestHandler(
+  const requestHandler = new RegistryRequestHandler({
     card,
-    taskStore,
+    tasks: taskStore,
     executor,
-    new DefaultExecutionEventBusManager(),
+    answerer: executor,
+    buses: new DefaultExecutionEventBusManager(),
     pushConfigs,
     push,
-    undefined,
-    undefined,
     // The executor ends its turn itself: an input-required task is continued by a new turn on a new bus, so no
-    // bus is kept for a conversation the caller may never resume (the SDK would keep one per such task for good).
-    { keepBusAliveStates: [] },
-  );
+    // bus is kept for a conversation the caller may never resume (the SDK would keep one per such task for good);
+    // its subscribers follow it through the store.
+    options: { keepBusAliveStates: [] },
+  });
   const legacyCompat = { enabled: true };
+  // the end of each response the SDK's express handler writes, for the caller it names (a stream stops with it)
+  const responseEnds = new WeakMap<Request, AbortSignal>();
   // No authentication exists (interface); the "user" is the client's address, which the per-client limits count.
-  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown');
+  const userBuilder = async (req: Request): Promise<User> => new ClientAddress(req.ip ?? 'unknown', responseEnds.get(req));
   // every message is counted and measured before the SDK runs it, whichever way it came
   const admit = messageAdmission(services.limits.agentMessages);
   const setRetryAfter = (res: Response, retryAfterSeconds: number | undefined): void => {
@@ -130,10 +132,13 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     atRoot(jsonRpcHandler({ requestHandler, userBuilder, legacyCompat })),
     options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
   );
-  const answer = jsonRpcCall(requestHandler, userBuilder);
+  const answer = jsonRpcCall(requestHandler, userBuilder, options.logger);
   return {
     card: atRoot(agentCardHandler({ agentCardProvider: requestHandler, legacyCompat })),
     rpc: (req, res, next) => {
+      const ended = new AbortController();
+      res.once('close', () => ended.abort());
+      responseEnds.set(req, ended.signal);
       void admit(req.body, req).then((refused) => {
         if (!refused) return stream(req, res, next);
         setRetryAfter(res, refused.retryAfterSeconds);
@@ -142,7 +147,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     },
     call: async (request, req, res) => {
       const refused = await admit(request, req);
-      if (!refused) return answer(request, req, res);
+      if (!refused) return answer(request, req);
       if (res) setRetryAfter(res, refused.retryAfterSeconds);
       return refused.answer;
     },

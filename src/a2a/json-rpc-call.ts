@@ -1,13 +1,14 @@
-// One JSON-RPC request answered as an object: a lone request of a method that does not stream, the entries of a
-// batch, notifications (the HTTP front sends a streaming method to the SDK's express handler instead). It does what
-// that handler does up to the answer, without its router and body parser (the front has read the body): the caller,
-// the A2A version (v0.3 through the SDK's compatibility layer without the A2A-Version header), the requested
-// extensions, the SDK's transport handler of that version, and for a lone request the header naming the extensions
-// the answer activated.
+// One JSON-RPC request answered as an object by the SDK's transport handlers: a lone request of a method that does
+// not stream, the entries of a batch, notifications (the HTTP front sends a lone streaming request to the SDK's
+// express handler instead). A request with A2A-Version 1.0 goes to JsonRpcTransportHandler; one without the header
+// (or with 0.3) to the v0.3 compatibility layer's LegacyJsonRpcTransportHandler, as the protocol versions the
+// requests; any other version is the SDK's VersionNotSupportedError. The transports answer every failure of a
+// method as a JSON-RPC error themselves; what is thrown before them and is not the caller's mistake is logged.
 import { Extensions } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { type A2ARequestHandler, defaultServerCallContextBuilder, JsonRpcTransportHandler, type User, validateVersion } from '@a2a-js/sdk/server';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
+import type { Logger } from 'pino';
 
 /** One JSON-RPC request, already checked as one by the front. */
 export interface RpcRequest {
@@ -24,21 +25,24 @@ export interface RpcAnswer {
   error?: { code: number; message: string; data?: unknown };
 }
 
-/** The version of requests without the A2A-Version header. */
+/** The version of requests without the A2A-Version header (A2A v1.0 §3.6.1). */
 const LEGACY_VERSION = '0.3';
 const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
 
 export function jsonRpcCall(
   requestHandler: A2ARequestHandler,
   userBuilder: (req: Request) => Promise<User>,
-): (request: RpcRequest, req: Request, res?: Response) => Promise<RpcAnswer> {
+  logger: Logger,
+): (request: RpcRequest, req: Request) => Promise<RpcAnswer> {
   const v1 = new JsonRpcTransportHandler(requestHandler);
   const v03 = new LegacyJsonRpcTransportHandler(requestHandler);
-  return async (request, req, res) => {
+  return async (request, req) => {
     const id = request.id ?? null;
     const version = req.header('A2A-Version') || undefined;
     const legacy = (version ?? LEGACY_VERSION) === LEGACY_VERSION;
     try {
+      // the extensions header of each version (v0.3 named it X-A2A-Extensions)
       const extensions = legacy ? (req.header('X-A2A-Extensions') ?? req.header('A2A-Extensions')) : req.header('A2A-Extensions');
       const context = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(extensions),
@@ -48,7 +52,6 @@ export function jsonRpcCall(
       });
       validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), 'JSONRPC');
       const answer = await (legacy ? v03 : v1).handle(request as unknown as Record<string, unknown>, context);
-      if (res && context.activatedExtensions) res.setHeader(legacy ? 'X-A2A-Extensions' : 'A2A-Extensions', Array.from(context.activatedExtensions));
       if (Symbol.asyncIterator in answer) {
         // the front never sends a streaming method here; should one come, its stream is closed unread
         await answer.return(undefined);
@@ -56,11 +59,11 @@ export function jsonRpcCall(
       }
       return answer as RpcAnswer;
     } catch (error) {
-      // what the transport does not answer itself (an unsupported version), reported and mapped as the SDK's express
-      // handler reports and maps it for a lone request (its console output goes to the log: a caller's mistake at warn)
-      if (res) console.error('Unhandled error in JSON-RPC POST handler:', error);
-      const mapped = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error);
-      return { jsonrpc: '2.0', id, error: mapped as RpcAnswer['error'] };
+      const mapped = (
+        legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error)
+      ) as NonNullable<RpcAnswer['error']>;
+      if (mapped.code === INTERNAL_ERROR) logger.error({ err: error, rpcMethod: request.method }, 'A2A JSON-RPC request failed');
+      return { jsonrpc: '2.0', id, error: mapped };
     }
   };
 }

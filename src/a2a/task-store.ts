@@ -18,8 +18,9 @@
 // fresh token on read is not possible: a register session token carries the key the service generated, which
 // is kept nowhere else.
 //
-// Several instances: each save of a register/deregister task is published on the events port under the task's
-// topic, so a stream on another instance than the one following the task (a resubscription) hears of it at once.
+// Streams of a task no turn runs here (stored-task-stream.ts): each save of a task that already was (a turn, a
+// session update, a cancel) is published on the events port under the task's topic, so a subscriber on this or
+// another instance sharing the store hears of it at once. A task saved for the first time has no subscriber yet.
 //
 // Every message makes a task, and anyone may send messages: what a task keeps, and how long, bounds what a client can
 // make the store hold (with the per-client message rate and size, a2a/message-admission.ts). A register/deregister
@@ -30,7 +31,7 @@
 // nor the conversation's bookkeeping.
 import { type ListTasksRequest, type ListTasksResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import type { EventBus } from '../store/event-bus.js';
+import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
 import type { SealedValues } from '../store/sealed-values.js';
 import { SESSION_METADATA } from './session-task.js';
@@ -119,14 +120,14 @@ export class KeyValueTaskStore implements TaskStore {
     private readonly store: KeyValueStore,
     /** Seals each task at rest (its session tokens). */
     private readonly sealed: SealedValues,
-    /** Where the changes of session tasks are published (other instances' streams); absent: nobody is told. */
-    private readonly events?: EventBus,
+    /** Where task changes are published (streams on any instance sharing them); default: this process alone. */
+    private readonly events: EventBus = new InProcessEventBus(),
     private readonly lifetimes: TaskLifetimes = DEFAULT_TASK_LIFETIMES,
   ) {}
 
-  /** Calls `listener` after each save of task `id` on any instance sharing the events; returns the unsubscribe. */
+  /** Calls `listener` after each later save of task `id` on any instance sharing the events; returns the unsubscribe. */
   onChange(id: string, listener: () => void): () => void {
-    return this.events?.subscribe(taskTopic(id), () => listener()) ?? (() => undefined);
+    return this.events.subscribe(taskTopic(id), () => listener());
   }
 
   async save(task: Task, context?: ServerCallContext): Promise<void> {
@@ -146,6 +147,8 @@ export class KeyValueTaskStore implements TaskStore {
     );
     // a task an earlier version kept has its owner under a key of its own: kept as long as the task
     if (legacy) await this.store.update<string>(legacyOwnerKey(task.id), (owner) => owner, this.#ttlOf(task));
+    // a hint: a failed publish leaves the other instances' streams to their poll
+    this.events.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }
 
   /** Saves a task no save has made yet (its id was minted for it): nothing there to read first. */
@@ -167,8 +170,6 @@ export class KeyValueTaskStore implements TaskStore {
           ? [this.store.update<StoredIndex>(clientIndexKey(owner), withFirst(task.id, CLIENT_INDEX_LIMIT, fresh), this.#clientIndexTtl)]
           : []),
     ]);
-    // a hint: a failed publish leaves the other instances' streams to their poll
-    if (session) this.events?.publish(taskTopic(task.id), String(task.status?.state ?? '')).catch(() => undefined);
   }
 
   #ttlOf(task: Task): number {

@@ -1,21 +1,21 @@
 // A new message the executor answers in the same turn (a query completed or failed, or input required) is answered by
-// RegistryRequestHandler itself (RegistryAgentExecutor.answerAtOnce, one save) instead of the SDK's event bus, queue
-// and result manager. It must leave exactly what the SDK's path leaves: the same returned task and the same stored
-// task, for every kind of answer and historyLength. Two handlers over the same services and sqlite store tell: one
-// with the real executor, one with a plain object delegating to it (not `instanceof RegistryAgentExecutor`, so the
-// SDK runs it). Then the same over HTTP, v0.3 and v1.0, send and get.
+// RegistryRequestHandler itself (its answerer, RegistryAgentExecutor.answerAtOnce, one save) instead of the SDK's
+// event bus, queue and result manager. It must leave exactly what the SDK's path leaves: the same returned task and
+// the same stored task, for every kind of answer and historyLength. Two handlers over the same services and sqlite
+// store tell: one given the executor as its answerer, one given none (the SDK runs every message). Then the same over
+// HTTP, v0.3 and v1.0, send and get.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Message, type Part, Role, type SendMessageConfiguration, type Task, TaskState } from '@a2a-js/sdk';
-import { type AgentExecutor, DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, DefaultPushNotificationSender, InMemoryPushNotificationStore, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceAgentCard } from '../../src/a2a/agent-card.js';
 import { ClientAddress } from '../../src/a2a/client-address.js';
 import { RegistryAgentExecutor } from '../../src/a2a/executor.js';
-import { RegistryRequestHandler } from '../../src/a2a/request-handler.js';
+import { RegistryRequestHandler, type TurnAnswerer } from '../../src/a2a/request-handler.js';
 import { KeyValueTaskStore } from '../../src/a2a/task-store.js';
 import { SealedValues } from '../../src/store/sealed-values.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -60,7 +60,7 @@ describe('A2A messages answered at once', () => {
   let tasks: KeyValueTaskStore;
   /** The handler that answers at once. */
   let direct: RegistryRequestHandler;
-  /** The same handler, the SDK's path: its executor is no RegistryAgentExecutor. */
+  /** The same handler, the SDK's path: no answerer. */
   let sdk: RegistryRequestHandler;
 
   // held still while one message goes down both paths (freshness counts its secondsRemaining from this clock)
@@ -92,12 +92,20 @@ describe('A2A messages answered at once', () => {
     const card = serviceAgentCard({ publicUrl: 'http://127.0.0.1:3000', version: '0.0.0-test' });
     tasks = new KeyValueTaskStore(store, new SealedValues(t.sessionSecret, 'a2a-task'));
     const executor = new RegistryAgentExecutor(t.services);
-    const handler = (runner: AgentExecutor) =>
-      new RegistryRequestHandler(card, tasks, runner, new DefaultExecutionEventBusManager(), undefined, undefined, undefined, undefined, {
-        keepBusAliveStates: [],
+    const pushConfigs = new InMemoryPushNotificationStore();
+    const handler = (answerer?: TurnAnswerer) =>
+      new RegistryRequestHandler({
+        card,
+        tasks,
+        executor,
+        ...(answerer ? { answerer } : {}),
+        buses: new DefaultExecutionEventBusManager(),
+        pushConfigs,
+        push: new DefaultPushNotificationSender(pushConfigs),
+        options: { keepBusAliveStates: [] },
       });
     direct = handler(executor);
-    sdk = handler({ execute: (ctx, bus) => executor.execute(ctx, bus), cancelTask: (taskId, bus) => executor.cancelTask(taskId, bus) });
+    sdk = handler();
   });
 
   afterAll(async () => {

@@ -1,8 +1,9 @@
 // A2A push notifications end to end: a real webhook receiver on this machine (the app allows private
 // networks, as a developer would), register tasks over v1.0 (SDK client, config inline in SendMessage) and v0.3
-// (raw tasks/pushNotificationConfig/*), the body shape of each version, credentials as headers, configs that
-// survive a restart sealed at rest and notify from the resumed task, retries, limits; and the default policy
-// refusing internal and clear-text destinations with JSON-RPC errors.
+// (raw tasks/pushNotificationConfig/*), configs given with a query or a conversation (told of the task answered at
+// once, then of later turns), the body shape of each version, credentials as headers, configs that survive a
+// restart sealed at rest and notify from the resumed task, retries, limits; and the default policy refusing
+// internal and clear-text destinations with JSON-RPC errors.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Task, TaskState } from '@a2a-js/sdk';
@@ -196,6 +197,56 @@ describe('A2A push notifications to a webhook on this machine', () => {
     expect(deliveries.at(-1)!.body).toMatchObject({ kind: 'task', id: taskId, status: { state: 'completed' } });
   });
 
+  it('v1.0: a config given with a query is kept for its task and told of the answer', async () => {
+    const path = '/query-hook';
+    const sent = await request(t.app)
+      .post('/api/a2a')
+      .set('A2A-Version', '1.0')
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: {
+          message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { intent: 'help' } }] },
+          configuration: {
+            taskPushNotificationConfig: { url: `${receiver.url}${path}`, authentication: { scheme: 'Bearer', credentials: 'query-secret' } },
+          },
+        },
+      });
+    const task = sent.body.result?.task;
+    expect(task, JSON.stringify(sent.body)).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
+    const [delivery] = await receiver.waitFor(path, (all) => all.length > 0);
+    expect(delivery!.headers['authorization']).toBe('Bearer query-secret');
+    expect(delivery!.body).toEqual({
+      task: expect.objectContaining({ id: task.id, status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }),
+    });
+    expect((delivery!.body['task'] as { artifacts: unknown[] }).artifacts).toEqual(task.artifacts);
+    const listed = await request(t.app)
+      .post('/api/a2a')
+      .set('A2A-Version', '1.0')
+      .send({ jsonrpc: '2.0', id: 2, method: 'ListTaskPushNotificationConfigs', params: { taskId: task.id } });
+    expect(listed.body.result.configs).toEqual([expect.objectContaining({ taskId: task.id, url: `${receiver.url}${path}` })]);
+  });
+
+  it('v0.3: a config given with a message that asks back is told of the question, then of the turn that completes it', async () => {
+    const path = '/conversation-hook';
+    const sent = await rpc(t.app, 'message/send', {
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'good evening' }] },
+      configuration: { pushNotificationConfig: { url: `${receiver.url}${path}`, token: 'conversation-token' } },
+    });
+    const taskId = sent.body.result?.id as string;
+    expect(sent.body.result, JSON.stringify(sent.body)).toMatchObject({ status: { state: 'input-required' } });
+    const [asked] = await receiver.waitFor(path, (all) => all.length > 0);
+    expect(asked!.headers['x-a2a-notification-token']).toBe('conversation-token');
+    expect(asked!.body).toMatchObject({ kind: 'task', id: taskId, status: { state: 'input-required' } });
+
+    await rpc(t.app, 'message/send', {
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'help' }], taskId },
+    });
+    const deliveries = await receiver.waitFor(path, (all) => all.some((d) => (d.body['status'] as { state?: string })?.state === 'completed'));
+    expect(deliveries.at(-1)!.body).toMatchObject({ kind: 'task', id: taskId, status: { state: 'completed' } });
+  });
+
   it('retries a webhook that answers 503', async () => {
     const path = '/flaky-hook';
     const { taskId } = await openRegisterTask(t.app);
@@ -331,12 +382,13 @@ describe('A2A push notifications under the default policy', () => {
     expect(services.watcher.size).toBe(open);
   });
 
-  it('refuses a webhook given with a message that is answered at once (nothing would ever be sent to it)', async () => {
+  it('refuses a private URL given inline with a query, whose answer is then not given', async () => {
     const res = await rpc(app, 'message/send', {
       message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'help' }] },
-      configuration: { pushNotificationConfig: { url: 'https://93.184.215.14/hook' } },
+      configuration: { pushNotificationConfig: { url: 'https://10.0.0.9/hook' } },
     });
-    expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringContaining('help is answered at once') });
+    expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/10\.0\.0\.9 is not a public address/) });
+    expect(res.body.result).toBeUndefined();
   });
 
   it(`limits config writes to ${PUSH_CONFIG_WRITES.limit} a minute per address`, async () => {

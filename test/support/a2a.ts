@@ -92,3 +92,66 @@ export async function waitForTaskState(app: Express, taskId: string, state: stri
   }
   return seen;
 }
+
+/** A JSON-RPC stream read as it arrives: `next()` is its next event's result, undefined once the stream has ended. */
+export class SseResults {
+  readonly #events: AsyncIterator<unknown>;
+
+  constructor(res: Response) {
+    this.#events = SseResults.#results(res);
+  }
+
+  /** The next event's JSON-RPC result (its error, if it carries one, throws). */
+  async next(): Promise<Record<string, unknown> | undefined> {
+    const { value, done } = await this.#events.next();
+    return done ? undefined : (value as Record<string, unknown>);
+  }
+
+  /** Every result left, until the stream ends. */
+  async rest(): Promise<Record<string, unknown>[]> {
+    const results: Record<string, unknown>[] = [];
+    for (let result = await this.next(); result !== undefined; result = await this.next()) results.push(result);
+    return results;
+  }
+
+  static async *#results(res: Response): AsyncGenerator<unknown> {
+    if (!/text\/event-stream/.test(res.headers.get('content-type') ?? '')) throw new Error(`not a stream: ${res.status} ${await res.text()}`);
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const data = buffered
+          .slice(0, end)
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5))
+          .join('');
+        buffered = buffered.slice(end + 2);
+        if (!data) continue; // a keep-alive comment
+        const answer = JSON.parse(data) as { result?: unknown; error?: unknown };
+        if (answer.error) throw new Error(`stream error: ${JSON.stringify(answer.error)}`);
+        yield answer.result;
+      }
+    }
+  }
+}
+
+/** A streaming JSON-RPC call over real HTTP (v1.0 with `version`, else v0.3), from `forwardedFor` when given. */
+export async function rpcStream(
+  base: string,
+  method: string,
+  params: object,
+  options: { version?: string; forwardedFor?: string; signal?: AbortSignal } = {},
+): Promise<SseResults> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+  if (options.version) headers['a2a-version'] = options.version;
+  if (options.forwardedFor) headers['x-forwarded-for'] = options.forwardedFor;
+  const res = await fetch(`${base}/api/a2a`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return new SseResults(res);
+}

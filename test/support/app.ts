@@ -56,6 +56,8 @@ export interface TestAppOptions {
   chatHistory?: ServiceOptions['chatHistory'];
   /** How long A2A tasks that follow no session are kept (default: the service's). */
   taskLifetimes?: A2aAgentOptions['taskLifetimes'];
+  /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
+  events?: A2aAgentOptions['events'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -94,6 +96,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...options.push,
     ...(options.streamKeepAliveMs !== undefined ? { streamKeepAliveMs: options.streamKeepAliveMs } : {}),
     ...(options.taskLifetimes ? { taskLifetimes: options.taskLifetimes } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   const app = createApp({
     chains,
