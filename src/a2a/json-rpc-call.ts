@@ -9,6 +9,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { type A2ARequestHandler, defaultServerCallContextBuilder, JsonRpcTransportHandler, type User, validateVersion } from '@a2a-js/sdk/server';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
+import { isA2aCallerError } from './caller-errors.js';
 
 /** One JSON-RPC request, already checked as one by the front. */
 export interface RpcRequest {
@@ -28,7 +29,6 @@ export interface RpcAnswer {
 /** The version of requests without the A2A-Version header (A2A v1.0 §3.6.1). */
 const LEGACY_VERSION = '0.3';
 const INVALID_REQUEST = -32600;
-const INTERNAL_ERROR = -32603;
 
 export function jsonRpcCall(
   requestHandler: A2ARequestHandler,
@@ -62,7 +62,8 @@ export function jsonRpcCall(
       const mapped = (
         legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error) : JsonRpcTransportHandler.mapToJSONRPCError(error)
       ) as NonNullable<RpcAnswer['error']>;
-      if (mapped.code === INTERNAL_ERROR) logger.error({ err: error, rpcMethod: request.method }, 'A2A JSON-RPC request failed');
+      if (!(error instanceof Error && isA2aCallerError(error)))
+        logger.error({ err: error, rpcMethod: request.method }, 'A2A JSON-RPC request failed');
       return { jsonrpc: '2.0', id, error: mapped };
     }
   };

@@ -129,15 +129,23 @@ describe('operations', () => {
       const { logger, lines } = capturingLogger();
       const { app } = testApp(net.chains, { logger });
       routeConsoleTo(logger, { isCallerError: isA2aCallerError });
+      // answered through the SDK's transport by our JSON-RPC front: a caller's mistake logs no error
       const res = await request(app).post('/api/a2a').set('A2A-Version', '9.9').send({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} });
       expect(res.status).toBe(200);
       expect(res.body.error.message).toMatch(/9\.9/);
+      expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+      // a stream the SDK's express handler cannot open: the SDK reports it on the console
+      const stream = await request(app)
+        .post('/api/a2a')
+        .set('A2A-Version', '1.0')
+        .send({ jsonrpc: '2.0', id: 2, method: 'SubscribeToTask', params: { id: 'no-such-task' } });
+      expect(stream.body.error).toMatchObject({ code: -32001 });
       const fromSdk = lines.filter((line) => line['source'] === 'console');
       expect(fromSdk.length).toBeGreaterThan(0);
       for (const line of fromSdk) {
         expect(line.level).toBe(40);
         expect(line['err']).toBeUndefined();
-        expect(line['error']).toMatchObject({ type: 'VersionNotSupportedError', message: expect.stringMatching(/9\.9/) });
+        expect(line['error']).toMatchObject({ type: 'TaskNotFoundError', message: expect.stringMatching(/no-such-task/) });
       }
       console.error('Unhandled error in JSON-RPC POST handler:', new Error('boom'));
       expect(lines.at(-1)).toMatchObject({ level: 50, source: 'console', err: { message: 'boom', stack: expect.stringMatching(/\n\s+at /) } });
