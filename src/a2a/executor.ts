@@ -5,7 +5,8 @@
 //   fails, its status message carrying the REST error and status.
 // - A message whose intent or a field is missing, or whose value the service refuses (400), leaves the task
 //   input-required: its status message says what to send, its metadata keeps what was given (task-input.ts), and a
-//   follow-up message on the same task completes the request.
+//   follow-up message on the same task completes the request, or ends the conversation when it only says so
+//   ("done", "never mind"): the task completes without an answer.
 // - `register` and `deregister` open a session: the task stays open while the human acts, its artifact carries the
 //   deep link, QR data and session token, and it completes (or fails) by itself as the session watcher reports.
 import { type Artifact, type Message, type Task, TaskState } from '@a2a-js/sdk';
@@ -15,7 +16,7 @@ import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../services/sessions.js';
 import { answerArtifact, answerIntent } from './answers.js';
 import { rateLimitKeyOf } from './client-address.js';
-import { type GatheredInput, INTENTS, type IntentRequest, inputParts, parseIntent, requestFields } from './intents.js';
+import { closesConversation, type GatheredInput, INTENTS, type IntentRequest, inputParts, parseIntent, requestFields } from './intents.js';
 import { agentMessage, answerParts } from './parts.js';
 import {
   type FollowedSession,
@@ -128,7 +129,12 @@ export class RegistryAgentExecutor implements AgentExecutor {
 
   /** The task as a turn leaves it, or the session the message opens (the caller runs it). */
   async #turn(ctx: Turn): Promise<{ kind: 'task'; task: Task } | { kind: 'session'; request: IntentRequest }> {
-    const parsed = parseIntent(inputParts(ctx.userMessage), gatheredInputOf(ctx.task));
+    const parts = inputParts(ctx.userMessage);
+    const parsed = parseIntent(parts, gatheredInputOf(ctx.task));
+    if (!parsed.ok && ctx.task && closesConversation(parts)) {
+      const text = 'Conversation closed without a request: send a new message to ask something (say "help" for the list)';
+      return { kind: 'task', task: settledTask(ctx, { state: TaskState.TASK_STATE_COMPLETED, text, data: { closed: true } }) };
+    }
     if (!parsed.ok) {
       const { missing, intent, gathered } = parsed;
       const message = bounded(parsed.message);

@@ -144,6 +144,15 @@ function textFields(text: string): { intent?: Intent; fields: Record<string, unk
   return { ...(intent ? { intent } : {}), fields };
 }
 
+/** What a person says to end a conversation rather than answer its question: the whole text, nothing asked in it. */
+const CLOSING_WORDS =
+  /^(?:done|complete|completed|finish(?:ed)?|that'?s (?:all|it)|nothing(?: else)?|no,? thanks?(?: you)?|never ?mind|cancel|stop|quit|exit|bye|goodbye)[\s.!]*$/i;
+
+/** True when the parts only say the conversation is over ("done", "never mind"): text alone, a closing phrase each. */
+export function closesConversation(parts: readonly InputPart[]): boolean {
+  return parts.length > 0 && parts.every((part) => part.kind === 'text' && CLOSING_WORDS.test(part.text.trim()));
+}
+
 /** A JSON object written inside a text part, or undefined. */
 function jsonObjectIn(text: string): Record<string, unknown> | undefined {
   const trimmed = text.trim();

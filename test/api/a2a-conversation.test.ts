@@ -98,6 +98,18 @@ describe('A2A conversations: every message answered with a task', () => {
     expect(late.error).toMatchObject({ code: -32004 });
   });
 
+  it('a conversation ends when a follow-up only says so: completed without an answer; a new message is a new task', async () => {
+    const first = (await legacySend(app, [{ kind: 'data', data: { intent: 'lookup' } }])).result as LegacyTask;
+    expect(first.status.state).toBe('input-required');
+    const closed = (await legacySend(app, [{ kind: 'text', text: 'Never mind.' }], { taskId: first.id })).result as LegacyTask;
+    expect(closed).toMatchObject({ id: first.id, status: { state: 'completed' } });
+    expect(closed.artifacts ?? []).toEqual([]);
+    expect(closed.status.message?.parts).toContainEqual({ kind: 'data', data: { closed: true } });
+    // said first, it asks nothing: the agent asks back
+    const alone = (await legacySend(app, [{ kind: 'text', text: 'done' }])).result as LegacyTask;
+    expect(alone.status.state).toBe('input-required');
+  });
+
   it('tasks/get honours historyLength: the last n messages, none for 0, all without it', async () => {
     const first = (await legacySend(app, [{ kind: 'text', text: 'first turn' }])).result as LegacyTask;
     for (const text of ['second turn', 'third turn']) await legacySend(app, [{ kind: 'text', text }], { taskId: first.id });

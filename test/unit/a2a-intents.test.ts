@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type InputPart, parseIntent, requestFields } from '../../src/a2a/intents.js';
+import { closesConversation, type InputPart, parseIntent, requestFields } from '../../src/a2a/intents.js';
 
 const text = (t: string): InputPart => ({ kind: 'text', text: t });
 const data = (d: Record<string, unknown>): InputPart => ({ kind: 'data', data: d });
@@ -106,3 +106,19 @@ function ok2(parts: InputPart[], before: Parameters<typeof parseIntent>[1]) {
   if (!parsed.ok) throw new Error(`expected a request, got: ${parsed.message}`);
   return parsed.request;
 }
+
+describe('closesConversation', () => {
+  it('is a message that only says the conversation is over', () => {
+    for (const words of ['done', 'Complete', 'never mind', 'Nevermind.', "that's all", 'no thanks', 'No, thank you!', 'bye', ' cancel ']) {
+      expect(closesConversation([text(words)]), words).toBe(true);
+    }
+  });
+
+  it('is not a message that asks or answers anything, nor one with data', () => {
+    for (const words of ['done: verify agent 5', 'is the registration complete?', 'help', '5', 'stop agent 5', 'TCK complete after history']) {
+      expect(closesConversation([text(words)]), words).toBe(false);
+    }
+    expect(closesConversation([text('done'), data({ agentId: 5 })])).toBe(false);
+    expect(closesConversation([])).toBe(false);
+  });
+});
