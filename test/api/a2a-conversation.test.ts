@@ -11,7 +11,7 @@ import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import type { Express } from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerOf, dataPart, legacyDataOf, rpc, rpcStream, textPart, userMessage } from '../support/a2a.js';
+import { answerOf, dataPart, legacyDataOf, rpc, rpcStream, textPart, userMessage, v1Rpc } from '../support/a2a.js';
 import { newAccount, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
@@ -32,10 +32,6 @@ interface LegacyTask {
 /** A v0.3 message/send (no version header), continuing `ids` when given: the raw JSON-RPC body. */
 const legacySend = async (app: Express, parts: LegacyPart[], ids: { taskId?: string; contextId?: string } = {}) =>
   (await rpc(app, 'message/send', { message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts, ...ids } })).body;
-
-/** The same over v1.0 (A2A-Version: 1.0). */
-const v1Rpc = (app: Express, method: string, params: object) =>
-  request(app).post('/api/a2a').set('A2A-Version', '1.0').send({ jsonrpc: '2.0', id: method, method, params });
 
 describe('A2A conversations: every message answered with a task', () => {
   let networks: TestNetworks;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CONFIGS_PER_TASK } from '../../src/a2a/push-config-store.js';
 import type { Services } from '../../src/services/index.js';
 import { PUSH_CONFIG_WRITES } from '../../src/services/rate-limits.js';
-import { dataPart, openRegisterTask, REGISTER_TESTNET, rpc, userMessage } from '../support/a2a.js';
+import { dataPart, openRegisterTask, REGISTER_TESTNET, rpc, userMessage, v1Rpc } from '../support/a2a.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 
@@ -199,20 +199,12 @@ describe('A2A push notifications to a webhook on this machine', () => {
 
   it('v1.0: a config given with a query is kept for its task and told of the answer', async () => {
     const path = '/query-hook';
-    const sent = await request(t.app)
-      .post('/api/a2a')
-      .set('A2A-Version', '1.0')
-      .send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'SendMessage',
-        params: {
-          message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { intent: 'help' } }] },
-          configuration: {
-            taskPushNotificationConfig: { url: `${receiver.url}${path}`, authentication: { scheme: 'Bearer', credentials: 'query-secret' } },
-          },
-        },
-      });
+    const sent = await v1Rpc(t.app, 'SendMessage', {
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { intent: 'help' } }] },
+      configuration: {
+        taskPushNotificationConfig: { url: `${receiver.url}${path}`, authentication: { scheme: 'Bearer', credentials: 'query-secret' } },
+      },
+    });
     const task = sent.body.result?.task;
     expect(task, JSON.stringify(sent.body)).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
     const [delivery] = await receiver.waitFor(path, (all) => all.length > 0);
@@ -221,10 +213,7 @@ describe('A2A push notifications to a webhook on this machine', () => {
       task: expect.objectContaining({ id: task.id, status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }),
     });
     expect((delivery!.body['task'] as { artifacts: unknown[] }).artifacts).toEqual(task.artifacts);
-    const listed = await request(t.app)
-      .post('/api/a2a')
-      .set('A2A-Version', '1.0')
-      .send({ jsonrpc: '2.0', id: 2, method: 'ListTaskPushNotificationConfigs', params: { taskId: task.id } });
+    const listed = await v1Rpc(t.app, 'ListTaskPushNotificationConfigs', { taskId: task.id });
     expect(listed.body.result.configs).toEqual([expect.objectContaining({ taskId: task.id, url: `${receiver.url}${path}` })]);
   });
 

@@ -3,16 +3,13 @@
 // open stream (the answer, then completed, then the end); a turn that asks again streams input-required and the
 // stream stays open; a cancel ends it; an instance sharing the store and its events streams what another instance's
 // turn did; and a stream whose caller left stops following the task. Real HTTP streams, v1.0 and v0.3.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
-import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EventBus, type EventListener, InProcessEventBus } from '../../src/store/event-bus.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { rpc, rpcStream } from '../support/a2a.js';
+import { rpc, rpcStream, v1Rpc } from '../support/a2a.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { serveOnLoopback } from '../support/service-http.js';
 
 /** The events port of one process, counting who listens on each topic. */
 class CountedEvents implements EventBus {
@@ -43,9 +40,6 @@ async function until(ready: () => boolean, what: string): Promise<void> {
   if (!ready()) throw new Error(`timed out waiting for ${what}`);
 }
 
-const v1 = (app: Express, method: string, params: object, forwardedFor: string) =>
-  request(app).post('/api/a2a').set('A2A-Version', '1.0').set('X-Forwarded-For', forwardedFor).send({ jsonrpc: '2.0', id: 1, method, params });
-
 const v1Message = (parts: object[], taskId?: string) => ({
   message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts, ...(taskId ? { taskId } : {}) },
 });
@@ -56,18 +50,16 @@ describe('A2A subscriptions to open tasks', () => {
   const store = new MemoryStore();
   let a: TestApp;
   let b: TestApp;
-  let server: Server;
+  let served: Awaited<ReturnType<typeof serveOnLoopback>>;
   let base: string;
 
   beforeAll(async () => {
     networks = await deployTestNetworks();
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveOnLoopback((req, res) => a.app(req, res));
+    base = served.base;
     a = testApp(networks.chains, { publicUrl: base, store, events });
     // a second instance on the same store and events, as two processes on one Redis
     b = testApp(networks.chains, { publicUrl: base, store, events, sessionSecret: a.sessionSecret });
-    server.on('request', a.app);
   });
 
   afterAll(async () => {
@@ -75,19 +67,18 @@ describe('A2A subscriptions to open tasks', () => {
       one?.services.watcher.stopAll();
       one?.a2a.close();
     }
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await served?.close();
   });
 
   it('v1.0 SubscribeToTask of a conversation answered at once: a follow-up from another client reaches it, then the stream ends', async () => {
-    const sent = await v1(a.app, 'SendMessage', v1Message([{ text: 'good morning' }]), '198.51.100.1');
+    const sent = await v1Rpc(a.app, 'SendMessage', v1Message([{ text: 'good morning' }]), '198.51.100.1');
     const task = sent.body.result.task;
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
 
     const stream = await rpcStream(base, 'SubscribeToTask', { id: task.id }, { version: '1.0', forwardedFor: '198.51.100.2' });
     expect(await stream.next()).toMatchObject({ task: { id: task.id, status: { state: 'TASK_STATE_INPUT_REQUIRED' } } });
     // the turn that completes it, from a third client
-    const followUp = await v1(a.app, 'SendMessage', v1Message([{ data: { intent: 'help' } }], task.id), '198.51.100.3');
+    const followUp = await v1Rpc(a.app, 'SendMessage', v1Message([{ data: { intent: 'help' } }], task.id), '198.51.100.3');
     expect(followUp.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
 
     const rest = await stream.rest();
@@ -118,18 +109,18 @@ describe('A2A subscriptions to open tasks', () => {
   });
 
   it('a turn on another instance sharing the store reaches a subscriber of this one', async () => {
-    const sent = await v1(a.app, 'SendMessage', v1Message([{ text: 'which agents are there?' }]), '198.51.100.4');
+    const sent = await v1Rpc(a.app, 'SendMessage', v1Message([{ text: 'which agents are there?' }]), '198.51.100.4');
     const task = sent.body.result.task;
     const stream = await rpcStream(base, 'SubscribeToTask', { id: task.id }, { version: '1.0' });
     expect(await stream.next()).toMatchObject({ task: { id: task.id } });
 
-    const followUp = await v1(b.app, 'SendMessage', v1Message([{ text: 'help' }], task.id), '198.51.100.4');
+    const followUp = await v1Rpc(b.app, 'SendMessage', v1Message([{ text: 'help' }], task.id), '198.51.100.4');
     expect(followUp.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     expect((await stream.rest()).at(-1)).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } });
   });
 
   it('a stream whose caller has left stops following the task', async () => {
-    const sent = await v1(a.app, 'SendMessage', v1Message([{ text: 'anyone there?' }]), '198.51.100.5');
+    const sent = await v1Rpc(a.app, 'SendMessage', v1Message([{ text: 'anyone there?' }]), '198.51.100.5');
     const topic = `a2a-task:${sent.body.result.task.id}`;
     const leave = new AbortController();
     const stream = await rpcStream(base, 'SubscribeToTask', { id: sent.body.result.task.id }, { version: '1.0', signal: leave.signal });

@@ -2,8 +2,9 @@
 // SESSION_SECRET and AA proxy secret, each its own DATA_DIR and port. Instance A runs the embedded chains; instance B
 // is attached to them through RPC URLs and the contract addresses A wrote to its DATA_DIR
 // (chains/<network>/deployment.json and rpc-url, the files the identity-app CLI reads too). What one instance
-// starts, the other continues: sessions, the one-time export, signed-request replay claims, rate limits, A2A tasks,
-// and a report that reaches B wakes the stream A holds open.
+// starts, the other continues: sessions, the one-time export, signed-request replay claims, rate limits, A2A tasks
+// (a subscriber on one hears the turns of a conversation the other answers), and a report that reaches B wakes the
+// stream A holds open.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerFromExport, signRequest } from '../../src/client/index.js';
-import { REGISTER_TESTNET } from '../support/a2a.js';
+import { REGISTER_TESTNET, rpcStream } from '../support/a2a.js';
 import { REDIS_MISSING, type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { callbackTarget } from '../support/registration-flow.js';
 import { callService, type Json, waitForSession } from '../support/service-http.js';
@@ -123,29 +124,8 @@ const registerStream = (base: string, forwardedFor: string): AsyncGenerator<Stre
 
 /** The events of an A2A v0.3 streaming call as they arrive. */
 async function* a2aStream(base: string, forwardedFor: string, method: string, params: object): AsyncGenerator<StreamEvent> {
-  const res = await fetch(`${base}/api/a2a`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-forwarded-for': forwardedFor },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end = buffered.indexOf('\n\n');
-    while (end >= 0) {
-      const data = buffered
-        .slice(0, end)
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5))
-        .join('');
-      buffered = buffered.slice(end + 2);
-      end = buffered.indexOf('\n\n');
-      if (data) yield (JSON.parse(data) as { result: StreamEvent }).result;
-    }
-  }
+  const stream = await rpcStream(base, method, params, { forwardedFor });
+  for (let result = await stream.next(); result !== undefined; result = await stream.next()) yield result as StreamEvent;
 }
 
 const artifactOf = (event: StreamEvent): Json => event.artifacts?.[0]?.parts.find((part) => part.kind === 'data')?.data ?? {};
@@ -286,6 +266,23 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'two instances on one Redis' :
     expect(states[0]).toBe('auth-required');
     expect(states.at(-1)).toBe('completed');
   }, 60_000);
+
+  it('a subscriber on B to a conversation waiting for input gets the turn A answers, to completed', async () => {
+    const message = (text: string, taskId?: string) => ({
+      message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...(taskId ? { taskId } : {}) },
+    });
+    const sent = await call(a!.base, '/api/a2a', '10.0.0.8', { body: { jsonrpc: '2.0', id: 1, method: 'message/send', params: message('hello') } });
+    const task = sent.body['result'] as StreamEvent;
+    expect(task.status?.state).toBe('input-required');
+    const events: StreamEvent[] = [];
+    for await (const event of a2aStream(b!.base, '10.0.0.9', 'tasks/resubscribe', { id: task.id })) {
+      events.push(event);
+      if (event.kind === 'task')
+        await call(a!.base, '/api/a2a', '10.0.0.8', { body: { jsonrpc: '2.0', id: 2, method: 'message/send', params: message('help', task.id) } });
+    }
+    expect(events.map((event) => event.kind)).toEqual(['task', 'artifact-update', 'status-update']);
+    expect(events.at(-1)).toMatchObject({ final: true, status: { state: 'completed' } });
+  });
 
   it('a report that reaches B wakes the stream A holds open (as behind a load balancer)', async () => {
     let reportedAt = 0;

@@ -53,6 +53,13 @@ export const rpc = (app: Express, method: string, params: object, forwardedFor?:
   return req.send({ jsonrpc: '2.0', id: 1, method, params });
 };
 
+/** A raw v1.0 JSON-RPC call (A2A-Version: 1.0), optionally from another client address. */
+export const v1Rpc = (app: Express, method: string, params: object, forwardedFor?: string) => {
+  const req = request(app).post('/api/a2a').set('A2A-Version', '1.0');
+  if (forwardedFor) req.set('X-Forwarded-For', forwardedFor);
+  return req.send({ jsonrpc: '2.0', id: method, method, params });
+};
+
 /** A v0.3 message/send of a testnet register intent: the raw answer (an open task, or a failed one with an error part). */
 export const sendRegister = (app: Express, forwardedFor?: string) =>
   rpc(

@@ -1,5 +1,7 @@
 // A running service over plain HTTP, as an outside client sees it: JSON calls, the wallet-held (privy,
 // smartwallet) challenge signed by the agent key and, in smartwallet mode, by the guardian, and session polling.
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Address, Hex, LocalAccount } from 'viem';
 import { expect } from 'vitest';
 
@@ -8,6 +10,19 @@ export type Json = Record<string, unknown>;
 export interface Answer {
   status: number;
   body: Json;
+}
+
+/** `handler` served on a loopback port of its own: its base URL, and closing it (open connections too). */
+export async function serveOnLoopback(handler: RequestListener): Promise<{ base: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /** GET (no body) or POST (JSON body) against the service; the answer's status and JSON body. */
