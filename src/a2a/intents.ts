@@ -12,8 +12,6 @@ import type { SignedRequest } from '../services/signed-requests.js';
 
 export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
 export type Intent = (typeof INTENTS)[number];
-/** The intents answered with a Task that stays open while the human acts; the others answer at once. */
-export const TASK_INTENTS: readonly Intent[] = ['register', 'deregister'];
 
 /** A message part as the executor hands it over: structured data or text. */
 export type InputPart = { kind: 'data'; data: Record<string, unknown> } | { kind: 'text'; text: string };
