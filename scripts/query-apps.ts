@@ -1,11 +1,12 @@
-// What the query benchmark and the query profile share: the real app (createApp with the real services, the A2A
-// agent included) over a local chain with one registered agent, listening on loopback, plus a trivial route behind
-// the app's whole middleware stack and a bare Express app serving the same route (the reference). An app in this
-// process runs the sources (the profile reads their names); an isolated one runs the build, as `npm start` does.
+// What the query profile uses: the real app (createApp with the real services, the A2A agent included, behind the
+// response cache as main.ts serves it) over a local chain with one registered agent, listening on loopback, plus a
+// trivial route behind the app's whole middleware stack and a bare Express app serving the same route (the
+// reference). An app in this process runs the sources (the profile reads their names); an isolated one runs the
+// build, as `npm start` does. (npm run bench:queries measures the started service itself.)
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { createA2aAgent } from '../src/a2a/agent.js';
 import type { Deployment } from '../src/chain/deploy.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { type AppTuning, createApp } from '../src/http/app.js';
+import { ResponseCache } from '../src/http/response-cache.js';
 import type { Route } from '../src/http/route.js';
 import { createLogger, logDestination } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
@@ -53,8 +55,8 @@ export interface Listening {
   base: string;
 }
 
-export const listen = async (app: Express): Promise<Listening> => {
-  const server = app.listen(0, '127.0.0.1');
+export const listen = async (listener: RequestListener): Promise<Listening> => {
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 };
@@ -92,6 +94,7 @@ export interface QueryApps {
 /** The service's code an instance is made of: the sources (in this process, through tsx), or the build in dist/. */
 interface ServiceCode {
   createApp: typeof createApp;
+  ResponseCache: typeof ResponseCache;
   createServices: typeof createServices;
   createA2aAgent: typeof createA2aAgent;
   Metrics: typeof Metrics;
@@ -104,6 +107,7 @@ interface ServiceCode {
 
 const SOURCES: ServiceCode = {
   createApp,
+  ResponseCache,
   createServices,
   createA2aAgent,
   Metrics,
@@ -121,8 +125,9 @@ const SOURCES: ServiceCode = {
  */
 async function builtCode(): Promise<ServiceCode> {
   const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
-  const [app, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
+  const [app, responseCache, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
     import(dist('http/app.js')) as Promise<typeof import('../src/http/app.js')>,
+    import(dist('http/response-cache.js')) as Promise<typeof import('../src/http/response-cache.js')>,
     import(dist('services/index.js')) as Promise<typeof import('../src/services/index.js')>,
     import(dist('a2a/agent.js')) as Promise<typeof import('../src/a2a/agent.js')>,
     import(dist('metrics.js')) as Promise<typeof import('../src/metrics.js')>,
@@ -132,6 +137,7 @@ async function builtCode(): Promise<ServiceCode> {
   ]);
   return {
     createApp: app.createApp,
+    ResponseCache: responseCache.ResponseCache,
     createServices: services.createServices,
     createA2aAgent: agent.createA2aAgent,
     Metrics: metrics.Metrics,
@@ -154,7 +160,7 @@ async function startInstance(
   { cached, tuning = {} }: InstanceOptions,
   dataRoot: string,
 ) {
-  const { createApp, createServices, createA2aAgent, Metrics, SqliteStore } = code;
+  const { createApp, ResponseCache, createServices, createA2aAgent, Metrics, SqliteStore } = code;
   const metrics = new Metrics();
   const chains = gateway(() => metrics.rpcRequest('testnet'));
   // the store the service keeps by default (sqlite, in a directory of its own that goes with the process)
@@ -178,7 +184,9 @@ async function startInstance(
     { chains, services, logger, version: 'bench', metrics, publicUrl, a2a },
     { ...tuning, extraRoutes: [...(tuning.extraRoutes ?? []), referenceRoute] },
   );
-  return { ...(await listen(app)), metrics, queries: services.queries, store };
+  const responses = new ResponseCache({ maxEntries: 10_000, metrics, logger });
+  services.queries.onChange((key) => responses.drop(key));
+  return { ...(await listen(responses.front(app))), metrics, queries: services.queries, store };
 }
 
 const bareApp = (): Express => {
