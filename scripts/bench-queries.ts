@@ -30,13 +30,13 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { CapturedAnswer, ReferenceKind } from './bench-references.js';
+import { queryRequests, CHAIN_ID as TESTNET } from './query-requests.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
 const CONNECTIONS = Number(process.env['CONNECTIONS'] ?? 10);
 const REQUESTS = Number(process.env['REQUESTS'] ?? 1_000_000);
 const WARMUP = 2;
-const TESTNET = 11142220;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The kernel's clock ticks per second (/proc/<pid>/stat counts CPU time in them). */
 const CLOCK_TICKS = 100;
@@ -190,21 +190,6 @@ async function demoAgentId(base: string, dataDir: string): Promise<number> {
   throw new Error(`the demo agent ${address} has no agent on the test chain`);
 }
 
-const a2aVerify = (agentId: number): string =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'message/send',
-    params: {
-      message: {
-        kind: 'message',
-        messageId: 'bench-verify',
-        role: 'user',
-        parts: [{ kind: 'data', data: { intent: 'verify', agentId, chainId: TESTNET } }],
-      },
-    },
-  });
-
 interface Target {
   name: string;
   server: Served;
@@ -282,8 +267,9 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bench-queries-'));
 try {
   const service = await startService(dataDir);
   const agentId = await demoAgentId(service.base, dataDir);
-  const paths = { verify: `/api/agent/verify/${TESTNET}/${agentId}`, info: `/api/agent/info/${TESTNET}/${agentId}`, trivial: '/docs' };
-  const body = a2aVerify(agentId);
+  const requests = queryRequests(agentId);
+  const paths = { verify: requests.verify, info: requests.info, trivial: '/docs' };
+  const { body } = requests.a2aVerify;
   // the second request of each cached read is the response cache's hit: its bytes are what the references send
   const answers: CapturedAnswer[] = [];
   for (const path of Object.values(paths)) {
