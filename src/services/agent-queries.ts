@@ -201,6 +201,8 @@ export interface AgentQueryOptions {
 interface NetworkQueries {
   gateway: NetworkGateway;
   follower: RegistryEventFollower;
+  /** Whether the follower is live: answers of this network may be reused only then. */
+  live: () => boolean;
   cache: AgentCache;
   index: HumanAgentIndex;
 }
@@ -263,7 +265,7 @@ export class AgentQueryService {
       cache.clear();
       index.rewindTo(ancestor);
     });
-    return { gateway, follower, cache, index };
+    return { gateway, follower, live: () => follower.isLive(), cache, index };
   }
 
   /**
@@ -362,11 +364,7 @@ export class AgentQueryService {
     const { value, validUntilMs } = await this.#preparedFrom(shape, queries, agentId, record);
     // a record read while the follower was not live, or dropped meanwhile, is not the cache's: its drop would go unheard
     if (!queries.follower.isLive() || !queries.cache.holds(agentId, record)) return { value };
-    return { value, reuse: { keys: [network, answerKeys.agent(network, agentId)], validUntilMs, live: this.#liveness(queries) } };
-  }
-
-  #liveness(queries: NetworkQueries): () => boolean {
-    return () => queries.follower.isLive();
+    return { value, reuse: { keys: [network, answerKeys.agent(network, agentId)], validUntilMs, live: queries.live } };
   }
 
   #build(
@@ -450,7 +448,7 @@ export class AgentQueryService {
     if (!queries.follower.isLive()) return { value };
     return {
       value,
-      reuse: { keys: [network, answerKeys.human(network, address)], validUntilMs: Number.POSITIVE_INFINITY, live: this.#liveness(queries) },
+      reuse: { keys: [network, answerKeys.human(network, address)], validUntilMs: Number.POSITIVE_INFINITY, live: queries.live },
     };
   }
 
@@ -469,7 +467,7 @@ export class AgentQueryService {
       reuse: {
         keys: [network, answerKeys.nullifier(network, nullifier)],
         validUntilMs: Number.POSITIVE_INFINITY,
-        live: this.#liveness(queries),
+        live: queries.live,
       },
     };
   }
