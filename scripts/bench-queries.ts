@@ -1,88 +1,212 @@
-// npm run bench:queries: throughput and latency of the public queries over real HTTP on a local chain, against
-// a trivial Express route in the same run as the reference; then the RPC round trips an uncached verify costs,
-// read from GET /metrics.
+// npm run bench:queries: the public queries of the started service, as `npm start` runs it (the build in dist/, by
+// `node dist/main.js`, with its embedded chains, a DATA_DIR of its own and its request log at info, written to a
+// file), against references answering the same bytes: node:http alone and bare express, each in a process of its
+// own (scripts/bench-references.ts).
 //
-// Instances of the real app (createApp with the real services, on the sqlite store the service keeps by default)
-// serve the same chain and agent, each in a process of its own as the service runs, and so does the bare reference:
-// - "cached": its query service's log followers are started, so agent reads are cached and invalidated by
-//   the registry's events, as in production;
-// - "uncached": its query service is never started. A cache whose event follower is not live is bypassed
-//   (src/services/agent-cache.ts, point 4), so every request reads the chain. This measures the real proof
-//   path of verify; a fresh agent id per request cannot be had with a few agents, and the no-proof path of
-//   an unknown id would measure a cheaper answer than the one that matters.
-// The uncached instance has a Metrics registry of its own with nothing else talking to the chain (no
-// follower polls), so its rpc_requests_total divided by its verify count is the cost of one uncached verify.
+// The agent is the service's own demo agent, registered on the embedded test chain at first start. Each target's
+// answer is captured from the service once, and the references serve exactly those bytes (status, header lines,
+// body; Date and the connection's headers are each server's own):
+// - cached verify and info, answered by the response cache in front of express: against node:http (goal >= 50%);
+// - a trivial route that goes through express (GET /docs, a constant page nothing caches): against bare express
+//   (goal >= 85%);
+// - the A2A verify intent (POST /api/a2a, message/send): against bare express reading and parsing the same body and
+//   sending the same answer (goal >= 40%);
+// - p99 latency at CONNECTIONS connections (goal <= 3 ms), and the service's RSS after 1M requests of its REST
+//   targets (verify, info, the card, reputation, /docs).
 //
-// References, in the same interleaved run: the bare Express route, and the same trivial route added to the cached
-// app's route table (with the agent reads' CORS and cache policies), which shows what the app's middleware stack
-// costs on its own. And the A2A twin of the REST verify: POST /api/a2a message/send with the verify intent, on a
-// cached instance of its own (each message leaves a durable task: the REST targets would share that sqlite file);
-// its cost relative to the REST verify's is reported (goal: at most 2x) in requests/s and in server CPU time per
-// request (each process's CPU time over its measured runs, less what it uses idle).
-//
-// `npm run bench:queries -- --stack`: instead, what each part of the middleware stack costs: the trivial route on
-// the full app and on apps built without one part each (createApp's `without`), against the bare route, each app
-// in a process of its own.
-//
-// Load: autocannon in a worker thread (its own event loop), loopback only, CONNECTIONS connections, DURATION
-// seconds per target split into ROUNDS rounds that interleave the targets (so background load on the
-// machine hits all of them alike; ratios are taken within a round), after a 2-second warm-up each.
-// Environment: DURATION (default 10), ROUNDS (default 2), CONNECTIONS (default 10), LOG_LEVEL (default info:
-// the apps log every request, as in production, to /dev/null; silent shows what the request log costs).
-import { cpus, loadavg } from 'node:os';
+// Load: autocannon in a worker thread, loopback, CONNECTIONS connections; every target DURATION seconds split into
+// ROUNDS rounds that interleave the targets (background load on the machine hits all alike; ratios are taken within a
+// round, their median reported), after a 2-second warm-up each. Server CPU per request is each process's CPU time over
+// its measured runs (what it uses idle taken off). The machine's other work shows in the load average printed.
+// Environment: DURATION (default 10), ROUNDS (default 2), CONNECTIONS (default 10), REQUESTS (default 1000000: the
+// RSS run; 0 skips it), KEEP_DATA (set: the temporary DATA_DIR and the service's log are left in place).
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { STACK_PARTS } from '../src/http/app.js';
-import { queryRequests, REFERENCE_PATH, startQueryApps } from './query-apps.js';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { CapturedAnswer, ReferenceKind } from './bench-references.js';
+import { queryRequests, CHAIN_ID as TESTNET } from './query-requests.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
 const CONNECTIONS = Number(process.env['CONNECTIONS'] ?? 10);
-const LOG_LEVEL = process.env['LOG_LEVEL'] ?? 'info';
-const STACK = process.argv.includes('--stack');
+const REQUESTS = Number(process.env['REQUESTS'] ?? 1_000_000);
 const WARMUP = 2;
-/** Sequential uncached verifies for the round-trip count (no concurrency, so no JSON-RPC batching across requests). */
-const SEQUENTIAL = 50;
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The kernel's clock ticks per second (/proc/<pid>/stat counts CPU time in them). */
+const CLOCK_TICKS = 100;
 
-/** One sample of the exposition text (labels matched as given), 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text.split('\n').find(
-    (l) =>
-      l.startsWith(`${name}{`) &&
-      wanted.every((pair) =>
-        l
-          .slice(name.length + 1, l.indexOf('}'))
-          .split(',')
-          .includes(pair),
-      ),
+/** The processes this run started, stopped at its end. */
+const started: Served[] = [];
+
+/** A process serving HTTP, whose CPU time can be read. */
+interface Served {
+  base: string;
+  /** CPU time used so far, in microseconds. */
+  cpu(): Promise<number>;
+  /** Resolves once the process has exited. */
+  stop(): Promise<void>;
+}
+
+/** Ends a child process and waits for it (the service stops its chains first: they must not outlive the run). */
+function stopper(child: ChildProcess): () => Promise<void> {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  return () => {
+    child.kill('SIGTERM');
+    return exited;
+  };
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+/** User and system CPU time of a process, from /proc (µs, at clock-tick resolution). */
+function procCpu(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+
+const rssMb = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:')) as string;
+  return Number(line.split(/\s+/)[1]) / 1024;
+};
+
+/** The service as `npm start` runs it, on a DATA_DIR of its own; resolves once it answers. */
+async function startService(dataDir: string): Promise<Served & { pid: number }> {
+  const port = await freePort();
+  const log = openSync(join(dataDir, 'service.log'), 'a');
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      // one load generator is one client: its messages are counted as any client's are, but never refused
+      AGENT_MESSAGES_PER_MINUTE: '1000000000',
+    },
+    stdio: ['ignore', log, log],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}); see ${dataDir}/service.log`))),
   );
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+  started.push({ base, cpu: async () => 0, stop: stopper(child) });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const up = await Promise.race([
+      fetch(`${base}/.well-known/self-agent-id.json`).then(
+        (res) => res.ok,
+        () => false,
+      ),
+      exited,
+    ]);
+    if (up) break;
+    if (Date.now() > deadline) throw new Error('the service did not answer within 180 s');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const pid = child.pid as number;
+  return { base, pid, cpu: async () => procCpu(pid), stop: async () => {} };
+}
+
+/** A reference server in a process of its own, serving `answers`. */
+async function startReference(kind: ReferenceKind, answers: CapturedAnswer[]): Promise<Served> {
+  const child: ChildProcess = fork(join(ROOT, 'scripts/bench-references.ts'), [kind, JSON.stringify(answers)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  });
+  let asked: Promise<unknown> = Promise.resolve();
+  const ask = <T>(question: string): Promise<T> => {
+    const answer = asked.then(
+      () =>
+        new Promise<T>((resolve) => {
+          child.once('message', (message) => resolve(message as T));
+          child.send(question);
+        }),
+    );
+    asked = answer;
+    return answer;
+  };
+  const base = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as string));
+    child.once('exit', (code) => reject(new Error(`the ${kind} reference exited (${code})`)));
+  });
+  return { base, cpu: () => ask<number>('cpu'), stop: stopper(child) };
+}
+
+/** The service's answer to a request, as bytes: what the references will send. */
+function capture(base: string, method: 'GET' | 'POST', path: string, body?: string): Promise<CapturedAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const lines: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i] as string;
+          if (!['date', 'connection', 'keep-alive'].includes(name.toLowerCase())) lines.push([name, res.rawHeaders[i + 1] as string]);
+        }
+        if (res.statusCode !== 200) reject(new Error(`${method} ${path} answered ${res.statusCode}: ${Buffer.concat(chunks).toString()}`));
+        else resolve({ method, path, status: 200, headers: lines, body: Buffer.concat(chunks).toString('base64') });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The demo agent's id: the agent of the address its key (in DATA_DIR) stands for, once the owner index has it. */
+async function demoAgentId(base: string, dataDir: string): Promise<number> {
+  const { privateKey } = JSON.parse(readFileSync(join(dataDir, 'demo-agent-testnet.json'), 'utf8')) as { privateKey: `0x${string}` };
+  const address = privateKeyToAccount(privateKey).address;
+  for (let attempt = 0; attempt < 240; attempt++) {
+    const res = await fetch(`${base}/api/agent/agents/${TESTNET}/${address}`);
+    if (res.ok) {
+      const { agents } = (await res.json()) as { agents: number[] };
+      if (agents.length > 0) return agents[0] as number;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the demo agent ${address} has no agent on the test chain`);
 }
 
 interface Target {
   name: string;
-  url: string;
+  server: Served;
+  path: string;
   /** A POST with this JSON body; default GET. */
   body?: string;
-  /** Called around each measured run (e.g. to read /metrics). */
-  around?: { before(): Promise<void>; after(): Promise<void> };
-  /** The CPU time the server's process has used so far (µs), when it has a process of its own. */
-  cpu?: () => Promise<number>;
 }
 
 interface Figures {
-  name: string;
   rps: number;
   p50: number;
   p99: number;
-  /** Median over the rounds of this target's requests/s divided by the reference's in the same round. */
-  ratio: number;
-  /** The same per round, against any other target's: ratios[i] for targets[i]. */
-  ratios: number[];
   non2xx: number;
   errors: number;
-  /** Server CPU time per request (µs) over the measured runs, when the server has a process of its own. */
-  cpuPerRequest?: number;
+  cpuPerRequest: number;
+  /** Requests/s of each round. */
+  rounds: number[];
 }
 
 const median = (values: number[]): number => {
@@ -91,193 +215,141 @@ const median = (values: number[]): number => {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
-const options = (target: Target, duration: number): autocannon.Options => ({
-  url: target.url,
+const load = (target: Target, options: Partial<autocannon.Options>): autocannon.Options => ({
+  url: `${target.server.base}${target.path}`,
   connections: CONNECTIONS,
   workers: 1,
-  duration,
   ...(target.body ? { method: 'POST', body: target.body, headers: { 'content-type': 'application/json' } } : {}),
+  ...options,
 });
 
-/**
- * Every target in turn, ROUNDS times, DURATION / ROUNDS seconds each (after one warm-up each): interleaving
- * the targets spreads any background load of the machine over all of them, and the ratio to the reference
- * is taken within each round. The first target is the reference.
- */
-async function measure(targets: Target[]): Promise<Figures[]> {
-  for (const target of targets) {
-    const check = await fetch(target.url, target.body ? { method: 'POST', body: target.body, headers: { 'content-type': 'application/json' } } : {});
-    const text = await check.text();
-    if (check.status !== 200 || text.includes('"error"'))
-      throw new Error(`${target.name}: ${target.url} answered ${check.status}: ${text.slice(0, 300)}`);
-    await autocannon(options(target, WARMUP));
-  }
-  // what each server process uses while idle (timers of its services), taken off its CPU time under load
+/** Every target in turn, ROUNDS times, after a warm-up each, with each server's CPU time over its runs. */
+async function measure(targets: Target[]): Promise<Map<Target, Figures>> {
+  for (const target of targets) await autocannon(load(target, { duration: WARMUP }));
+  const servers = [...new Set(targets.map((t) => t.server))];
   const idleSeconds = 3;
-  const idleStart = await Promise.all(targets.map((target) => target.cpu?.() ?? 0));
+  const idleStart = await Promise.all(servers.map((s) => s.cpu()));
   await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-  const idleRate = (await Promise.all(targets.map((target) => target.cpu?.() ?? 0))).map((end, i) => (end - (idleStart[i] as number)) / idleSeconds);
-  const runs = targets.map(() => [] as autocannon.Result[]);
-  const cpu = targets.map(() => 0);
+  const idleRate = new Map(await Promise.all(servers.map(async (s, i) => [s, ((await s.cpu()) - (idleStart[i] as number)) / idleSeconds] as const)));
+  const runs = new Map<Target, autocannon.Result[]>(targets.map((t) => [t, []]));
+  const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [index, target] of targets.entries()) {
-      await target.around?.before();
-      const cpuBefore = await target.cpu?.();
-      runs[index]!.push(await autocannon(options(target, DURATION / ROUNDS)));
-      const run = runs[index]!.at(-1) as autocannon.Result;
-      if (target.cpu) cpu[index]! += (await target.cpu()) - (cpuBefore as number) - (idleRate[index] as number) * run.duration;
-      await target.around?.after();
+    for (const target of targets) {
+      const before = await target.server.cpu();
+      const result = await autocannon(load(target, { duration: DURATION / ROUNDS }));
+      runs.get(target)?.push(result);
+      cpu.set(target, (cpu.get(target) as number) + (await target.server.cpu()) - before - (idleRate.get(target.server) as number) * result.duration);
     }
   }
-  const perRound = (index: number, other: number): number =>
-    median(runs[index]!.map((r, round) => r.requests.average / runs[other]![round]!.requests.average));
-  return targets.map((target, index) => {
-    const results = runs[index] as autocannon.Result[];
-    const seconds = results.reduce((sum, r) => sum + r.duration, 0);
-    return {
-      name: target.name,
-      rps: results.reduce((sum, r) => sum + r.requests.total, 0) / seconds,
-      p50: median(results.map((r) => r.latency.p50)),
-      p99: median(results.map((r) => r.latency.p99)),
-      ratio: perRound(index, 0),
-      ratios: targets.map((_, other) => perRound(index, other)),
-      non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
-      errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
-      ...(target.cpu ? { cpuPerRequest: (cpu[index] as number) / results.reduce((sum, r) => sum + r.requests.total, 0) } : {}),
-    };
-  });
-}
-
-const table = (results: Figures[]): void => {
-  console.table(
-    results.map((r) => ({
-      target: r.name,
-      'requests/s': Math.round(r.rps),
-      'p50 ms': r.p50,
-      'p99 ms': r.p99,
-      'vs bare': `${Math.round(r.ratio * 100)}%`,
-      'server CPU µs/request': r.cpuPerRequest === undefined ? '' : Math.round(r.cpuPerRequest),
-      'non-2xx': r.non2xx,
-      errors: r.errors,
-    })),
+  return new Map(
+    targets.map((target) => {
+      const results = runs.get(target) as autocannon.Result[];
+      const total = results.reduce((sum, r) => sum + r.requests.total, 0);
+      return [
+        target,
+        {
+          rps: total / results.reduce((sum, r) => sum + r.duration, 0),
+          p50: median(results.map((r) => r.latency.p50)),
+          p99: median(results.map((r) => r.latency.p99)),
+          non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+          errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
+          cpuPerRequest: (cpu.get(target) as number) / total,
+          rounds: results.map((r) => r.requests.average),
+        },
+      ];
+    }),
   );
-};
+}
 
 const pct = (ratio: number): string => `${Math.round(ratio * 100)}%`;
 
-const apps = await startQueryApps(LOG_LEVEL);
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-queries-'));
 try {
-  const { agentId } = apps;
+  const service = await startService(dataDir);
+  const agentId = await demoAgentId(service.base, dataDir);
   const requests = queryRequests(agentId);
+  const paths = { verify: requests.verify, info: requests.info, trivial: '/docs' };
+  const { body } = requests.a2aVerify;
+  // the second request of each cached read is the response cache's hit: its bytes are what the references send
+  const answers: CapturedAnswer[] = [];
+  for (const path of Object.values(paths)) {
+    await capture(service.base, 'GET', path);
+    answers.push(await capture(service.base, 'GET', path));
+  }
+  answers.push(await capture(service.base, 'POST', '/api/a2a', body));
+  const [node, bare] = await Promise.all([startReference('node', answers), startReference('express', answers)]);
+  started.push(node, bare);
   console.log(
-    `agent ${agentId} on a local chain; ${CONNECTIONS} connections, loopback; per target ${DURATION} s ` +
-      `in ${ROUNDS} interleaved rounds, after a ${WARMUP} s warm-up; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}`,
+    `demo agent ${agentId} on the embedded test chain; ${CONNECTIONS} connections, loopback; per target ${DURATION} s in ${ROUNDS} ` +
+      `interleaved rounds after a ${WARMUP} s warm-up; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(2)}`,
   );
 
-  if (STACK) {
-    // ---- what each part of the middleware stack costs: the trivial route without it. Each app in a process of
-    // its own, the bare one too: several express apps in one process share express's code, whose inline caches
-    // then see each app's response prototype and slow down all of them.
-    const target = async (name: string, options: Parameters<typeof apps.isolated>[0]): Promise<Target> => {
-      const server = await apps.isolated(options);
-      return { name, url: `${server.base}${REFERENCE_PATH}`, cpu: server.cpu };
-    };
-    const targets: Target[] = [await target('bare express', 'bare'), await target('app, full stack', { cached: false })];
-    for (const part of STACK_PARTS) targets.push(await target(`app without ${part}`, { cached: false, tuning: { without: [part] } }));
-    const results = await measure(targets);
-    const full = results[1] as Figures;
-    // CPU time per request is what a part costs; requests/s also moves with whatever else the machine runs
-    console.table(
-      results.map((r, index) => ({
-        target: r.name,
-        'requests/s': Math.round(r.rps),
-        'p99 ms': r.p99,
-        'vs bare': pct(r.ratio),
-        'server CPU µs/request': Math.round(r.cpuPerRequest as number),
-        'part costs µs/request': index < 2 ? '' : Math.round((full.cpuPerRequest as number) - (r.cpuPerRequest as number)),
-        'non-2xx': r.non2xx,
-        errors: r.errors,
-      })),
-    );
-  } else {
-    // each app in a process of its own, as the service runs: no app shares express's code, heap or event loop
-    // with another (the bare route in the service's process would pay for its timers and GC, and the reverse)
-    const bare = await apps.isolated('bare');
-    const cached = await apps.isolated({ cached: true });
-    // A2A on an instance of its own, cached as well: every message leaves a durable task, hundreds of MB of sqlite
-    // per run, and the REST targets would pay for that file in the instance they share with it
-    const a2aCached = await apps.isolated({ cached: true });
-    const uncached = await apps.isolated({ cached: false });
+  const t = {
+    nodeVerify: { name: 'verify, node:http', server: node, path: paths.verify },
+    verify: { name: 'verify, cached (service)', server: service, path: paths.verify },
+    nodeInfo: { name: 'info, node:http', server: node, path: paths.info },
+    info: { name: 'info, cached (service)', server: service, path: paths.info },
+    bareVerify: { name: 'verify bytes, bare express', server: bare, path: paths.verify },
+    bareTrivial: { name: 'GET /docs, bare express', server: bare, path: paths.trivial },
+    trivial: { name: 'GET /docs through express (service)', server: service, path: paths.trivial },
+    bareA2a: { name: 'A2A verify bytes, bare express', server: bare, path: '/api/a2a', body },
+    a2a: { name: 'A2A verify intent (service)', server: service, path: '/api/a2a', body },
+  } satisfies Record<string, Target>;
+  const figures = await measure(Object.values(t));
+  const of = (target: Target) => figures.get(target) as Figures;
+  /** Median over the rounds of a target's requests/s over its reference's in the same round. */
+  const ratio = (target: Target, reference: Target): number => median(of(target).rounds.map((rps, i) => rps / (of(reference).rounds[i] as number)));
+  console.table(
+    Object.values(t).map((target) => ({
+      target: target.name,
+      'requests/s': Math.round(of(target).rps),
+      'p50 ms': of(target).p50,
+      'p99 ms': of(target).p99,
+      'server CPU µs/request': Math.round(of(target).cpuPerRequest),
+      'non-2xx': of(target).non2xx,
+      errors: of(target).errors,
+    })),
+  );
 
-    const metricsText = async (): Promise<string> => (await fetch(`${uncached.base}/metrics`)).text();
-    const verifyRoute = { route: '/api/agent/verify/:chainId/:agentId', method: 'GET', status: '200' };
-    const counts = async () => {
-      const text = await metricsText();
-      return { rpc: sample(text, 'rpc_requests_total', { network: 'testnet' }), verifies: sample(text, 'http_requests_total', verifyRoute) };
-    };
-    /** RPC round trips and verifies of the uncached instance during the measured verify runs. */
-    const underLoad = { rpc: 0, verifies: 0 };
-    let mark = { rpc: 0, verifies: 0 };
-    const countUncached = {
-      before: async () => {
-        mark = await counts();
-      },
-      after: async () => {
-        const now = await counts();
-        underLoad.rpc += now.rpc - mark.rpc;
-        underLoad.verifies += now.verifies - mark.verifies;
-      },
-    };
-
-    const targets: Target[] = [
-      { name: 'reference: GET /ref, bare express', url: `${bare.base}${REFERENCE_PATH}`, cpu: bare.cpu },
-      { name: 'GET /ref behind the app middleware', url: `${cached.base}${REFERENCE_PATH}`, cpu: cached.cpu },
-      { name: 'verify, cached', url: `${cached.base}${requests.verify}`, cpu: cached.cpu },
-      { name: 'A2A verify intent, cached', url: `${a2aCached.base}${requests.a2aVerify.path}`, body: requests.a2aVerify.body, cpu: a2aCached.cpu },
-      { name: 'info, cached', url: `${cached.base}${requests.info}`, cpu: cached.cpu },
-      { name: 'verify, uncached', url: `${uncached.base}${requests.verify}`, around: countUncached, cpu: uncached.cpu },
-      { name: 'info, uncached', url: `${uncached.base}${requests.info}`, cpu: uncached.cpu },
-    ];
-    const results = await measure(targets);
-    table(results);
-    const [, stack, verify, a2a, info] = results as [Figures, Figures, Figures, Figures, Figures];
-
-    // ---- RPC round trips per uncached verify, from the uncached instance's /metrics
-    const start = await counts();
-    for (let i = 0; i < SEQUENTIAL; i++) {
-      const res = await fetch(`${uncached.base}${requests.verify}`);
-      if (res.status !== 200) throw new Error(`verify answered ${res.status}`);
-      await res.arrayBuffer();
-    }
-    const end = await counts();
-    const sequentialRpc = end.rpc - start.rpc;
-    const sequentialVerifies = end.verifies - start.verifies;
-    const cachedText = await (await fetch(`${cached.base}/metrics`)).text();
-    const lookups = (result: string) =>
-      cachedText
-        .split('\n')
-        .filter((l) => l.startsWith('cache_lookups_total{') && l.includes(`result="${result}"`))
-        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-    // the A2A verify's cost relative to the REST verify's: REST requests/s over A2A's, per round; and the server
-    // CPU time of one over the other's
-    const a2aCost = 1 / (a2a.ratios[2] as number);
-    const a2aCpu = (a2a.cpuPerRequest as number) / (verify.cpuPerRequest as number);
-
-    console.log(
-      [
-        `RPC round trips per uncached verify (GET /metrics of the uncached instance):`,
-        `  one at a time: ${sequentialRpc} round trips for ${sequentialVerifies} verifies = ${(sequentialRpc / sequentialVerifies).toFixed(2)} per verify`,
-        `  under load (${CONNECTIONS} connections): ${underLoad.rpc} round trips for ${underLoad.verifies} verifies = ` +
-          `${(underLoad.rpc / underLoad.verifies).toFixed(2)} per verify (viem batches the JSON-RPC calls made in the same tick into one HTTP request)`,
-        `cached instance: cache hits ${lookups('hit')}, misses ${lookups('miss')}`,
-        `goals, requests/s against the bare route in the same rounds:`,
-        `  trivial route behind the app middleware >= 90%: ${pct(stack.ratio)}`,
-        `  cached verify >= 80%: ${pct(verify.ratio)}`,
-        `  cached info >= 80%: ${pct(info.ratio)}`,
-        `  A2A verify intent costs at most 2x the REST verify: ${a2aCost.toFixed(2)}x in requests/s, ${a2aCpu.toFixed(2)}x in server CPU per request`,
-      ].join('\n'),
-    );
+  let rss = '';
+  if (REQUESTS > 0) {
+    const before = rssMb(service.pid);
+    const rotation = [paths.verify, paths.info, `/api/cards/${TESTNET}/${agentId}`, `/api/reputation/${TESTNET}/${agentId}`, paths.trivial];
+    const began = performance.now();
+    const result = await autocannon({
+      url: service.base,
+      connections: CONNECTIONS,
+      workers: 1,
+      amount: REQUESTS,
+      requests: rotation.map((path) => ({ method: 'GET', path })),
+    });
+    const seconds = (performance.now() - began) / 1000;
+    rss =
+      `RSS of the service: ${before.toFixed(0)} MB before, ${rssMb(service.pid).toFixed(0)} MB after ${result.requests.total} requests ` +
+      `(${rotation.length} REST targets in turn, ${Math.round(result.requests.total / seconds)} requests/s, ${result.non2xx} non-2xx, ` +
+      `${result.errors + result.timeouts} errors)`;
   }
+
+  /** A target's server CPU per request against its reference's: the share of the reference's throughput one core would give. */
+  const cpuRatio = (target: Target, reference: Target): number => of(reference).cpuPerRequest / of(target).cpuPerRequest;
+  const both = (target: Target, reference: Target): string =>
+    `${pct(ratio(target, reference))} in requests/s, ${pct(cpuRatio(target, reference))} by server CPU per request`;
+  console.log(
+    [
+      'goals, as a share of the reference: requests/s in the same rounds (moved by whatever else the machine runs), and',
+      'server CPU per request (what one core would give):',
+      `  cached verify >= 50% of node:http: ${both(t.verify, t.nodeVerify)} (${pct(ratio(t.verify, t.bareVerify))} of bare express)`,
+      `  cached info >= 50% of node:http: ${both(t.info, t.nodeInfo)}`,
+      `  trivial route through express >= 85% of bare express: ${both(t.trivial, t.bareTrivial)}`,
+      `  A2A verify >= 40% of bare express answering the same POST: ${both(t.a2a, t.bareA2a)}; ` +
+        `${pct(ratio(t.a2a, t.bareVerify))} of bare express's GET of verify's bytes`,
+      `  p99 <= 3 ms at ${CONNECTIONS} connections: verify ${of(t.verify).p99} ms, info ${of(t.info).p99} ms, /docs ${of(t.trivial).p99} ms, ` +
+        `A2A ${of(t.a2a).p99} ms (node:http's verify ${of(t.nodeVerify).p99} ms, bare express's ${of(t.bareVerify).p99} ms)`,
+      ...(rss ? [rss] : []),
+    ].join('\n'),
+  );
 } finally {
-  await apps.stop();
+  await Promise.all(started.map((server) => server.stop()));
+  if (process.env['KEEP_DATA']) console.log(`DATA_DIR and the service's log: ${dataDir}`);
+  else rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,21 +1,18 @@
-// What the query benchmark and the query profile share: the real app (createApp with the real services, the A2A
-// agent included) over a local chain with one registered agent, listening on loopback, plus a trivial route behind
-// the app's whole middleware stack and a bare Express app serving the same route (the reference). An app in this
-// process runs the sources (the profile reads their names); an isolated one runs the build, as `npm start` does.
-import { type ChildProcess, fork } from 'node:child_process';
+// What the query profile uses: the real app (createApp with the real services, the A2A agent included, behind the
+// response cache as main.ts serves it) over a local chain with one registered agent, listening on loopback in this
+// process, plus a trivial route behind the app's whole middleware stack. It runs the sources (the profile reads their
+// names), or the build in dist/ as `npm start` does. (npm run bench:queries measures the started service itself.)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { createA2aAgent } from '../src/a2a/agent.js';
-import type { Deployment } from '../src/chain/deploy.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { type AppTuning, createApp } from '../src/http/app.js';
+import { ResponseCache } from '../src/http/response-cache.js';
 import type { Route } from '../src/http/route.js';
 import { createLogger, logDestination } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
@@ -24,9 +21,9 @@ import { createServices } from '../src/services/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { type LocalSystem, registerLinkedAgent, startLocalSystem } from './local-system.js';
 
-export const CHAIN_ID = 11142220;
-/** How often the service polls its embedded local chains (src/chain/embedded.ts), as `npm start` does. */
-const EMBEDDED_POLLING_MS = 50;
+import { CHAIN_ID } from './query-requests.js';
+
+export { queryRequests } from './query-requests.js';
 export const REFERENCE_PATH = '/ref';
 const REFERENCE_BODY = { ok: true, service: 'reference' };
 
@@ -53,20 +50,14 @@ export interface Listening {
   base: string;
 }
 
-export const listen = async (app: Express): Promise<Listening> => {
-  const server = app.listen(0, '127.0.0.1');
+export const listen = async (listener: RequestListener): Promise<Listening> => {
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 };
 
 export interface Instance extends Listening {
   metrics: Metrics;
-}
-
-export interface Isolated {
-  base: string;
-  /** The CPU time its process has used so far, in microseconds (user and system). */
-  cpu(): Promise<number>;
 }
 
 export interface InstanceOptions {
@@ -82,16 +73,13 @@ export interface QueryApps {
   agentId: bigint;
   /** A listening app in this process. */
   instance(options: InstanceOptions): Promise<Instance>;
-  /** A listening app in a process of its own (no JIT state shared with the other apps). */
-  isolated(options: InstanceOptions | 'bare'): Promise<Isolated>;
-  /** The bare Express app serving REFERENCE_PATH. */
-  bare(): Promise<Listening>;
   stop(): Promise<void>;
 }
 
 /** The service's code an instance is made of: the sources (in this process, through tsx), or the build in dist/. */
 interface ServiceCode {
   createApp: typeof createApp;
+  ResponseCache: typeof ResponseCache;
   createServices: typeof createServices;
   createA2aAgent: typeof createA2aAgent;
   Metrics: typeof Metrics;
@@ -104,6 +92,7 @@ interface ServiceCode {
 
 const SOURCES: ServiceCode = {
   createApp,
+  ResponseCache,
   createServices,
   createA2aAgent,
   Metrics,
@@ -121,8 +110,9 @@ const SOURCES: ServiceCode = {
  */
 async function builtCode(): Promise<ServiceCode> {
   const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
-  const [app, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
+  const [app, responseCache, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
     import(dist('http/app.js')) as Promise<typeof import('../src/http/app.js')>,
+    import(dist('http/response-cache.js')) as Promise<typeof import('../src/http/response-cache.js')>,
     import(dist('services/index.js')) as Promise<typeof import('../src/services/index.js')>,
     import(dist('a2a/agent.js')) as Promise<typeof import('../src/a2a/agent.js')>,
     import(dist('metrics.js')) as Promise<typeof import('../src/metrics.js')>,
@@ -132,6 +122,7 @@ async function builtCode(): Promise<ServiceCode> {
   ]);
   return {
     createApp: app.createApp,
+    ResponseCache: responseCache.ResponseCache,
     createServices: services.createServices,
     createA2aAgent: agent.createA2aAgent,
     Metrics: metrics.Metrics,
@@ -154,7 +145,7 @@ async function startInstance(
   { cached, tuning = {} }: InstanceOptions,
   dataRoot: string,
 ) {
-  const { createApp, createServices, createA2aAgent, Metrics, SqliteStore } = code;
+  const { createApp, ResponseCache, createServices, createA2aAgent, Metrics, SqliteStore } = code;
   const metrics = new Metrics();
   const chains = gateway(() => metrics.rpcRequest('testnet'));
   // the store the service keeps by default (sqlite, in a directory of its own that goes with the process)
@@ -178,25 +169,10 @@ async function startInstance(
     { chains, services, logger, version: 'bench', metrics, publicUrl, a2a },
     { ...tuning, extraRoutes: [...(tuning.extraRoutes ?? []), referenceRoute] },
   );
-  return { ...(await listen(app)), metrics, queries: services.queries, store };
+  const responses = new ResponseCache({ maxEntries: 10_000, metrics, logger });
+  services.queries.onChange((key) => responses.drop(key));
+  return { ...(await listen(responses.front(app))), metrics, queries: services.queries, store };
 }
-
-const bareApp = (): Express => {
-  const reference = express();
-  reference.get(REFERENCE_PATH, (_req, res) => {
-    res.json(REFERENCE_BODY);
-  });
-  return reference;
-};
-
-/** What a process of its own needs to reach the chain. */
-interface ChainAccess {
-  rpcUrl: string;
-  contracts: Deployment['contracts'];
-  registryDeployBlock: string;
-}
-
-const ISOLATED = fileURLToPath(import.meta.url);
 
 /** A local chain with one registered agent; the apps log every request at `logLevel` to /dev/null, as in production. */
 export async function startQueryApps(logLevel: string): Promise<QueryApps> {
@@ -205,8 +181,7 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
   const queryServices: AgentQueryService[] = [];
   const stores: SqliteStore[] = [];
   // the instances' stores, removed with the run
-  const dataRoot = mkdtempSync(join(tmpdir(), 'bench-queries-'));
-  const children: ChildProcess[] = [];
+  const dataRoot = mkdtempSync(join(tmpdir(), 'query-apps-'));
   const { agentId } = await registerLinkedAgent(system);
   const logger = benchLogger(SOURCES, logLevel);
   const instance = async (options: InstanceOptions): Promise<Instance> => {
@@ -217,40 +192,7 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
     stores.push(started.store);
     return started;
   };
-  const isolated = async (options: InstanceOptions | 'bare'): Promise<Isolated> => {
-    const access: ChainAccess = {
-      rpcUrl: system.local.rpcUrl,
-      contracts: system.deployment.contracts,
-      registryDeployBlock: String(system.deployment.registryDeployBlock),
-    };
-    const child = fork(ISOLATED, [JSON.stringify({ access, logLevel, options, dataRoot })], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
-    children.push(child);
-    // one question at a time, in turn (targets sharing the process ask together): the next message is the answer
-    let asked: Promise<unknown> = Promise.resolve();
-    const ask = <T>(question: string): Promise<T> => {
-      const answer = asked.then(
-        () =>
-          new Promise<T>((resolve) => {
-            child.once('message', (message) => resolve(message as T));
-            child.send(question);
-          }),
-      );
-      asked = answer;
-      return answer;
-    };
-    const base = await new Promise<string>((resolve, reject) => {
-      child.once('message', (message) => resolve(message as string));
-      child.once('exit', (code) => reject(new Error(`an isolated app exited (${code}) before it listened`)));
-    });
-    return { base, cpu: () => ask<number>('cpu') };
-  };
-  const bare = async (): Promise<Listening> => {
-    const listening = await listen(bareApp());
-    servers.push(listening.server);
-    return listening;
-  };
   const stop = async (): Promise<void> => {
-    for (const child of children) child.kill();
     await Promise.all(queryServices.map((q) => q.stop().catch(() => undefined)));
     for (const server of servers) server.closeAllConnections();
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -258,57 +200,5 @@ export async function startQueryApps(logLevel: string): Promise<QueryApps> {
     await Promise.all(stores.map((store) => store.close()));
     rmSync(dataRoot, { recursive: true, force: true });
   };
-  return { system, agentId, instance, isolated, bare, stop };
-}
-
-// Run as an isolated app's process (fork above): serve, tell the parent where, and live until killed.
-if (process.argv[1] === ISOLATED && process.send) {
-  const { access, logLevel, options, dataRoot } = JSON.parse(process.argv[2] as string) as {
-    access: ChainAccess;
-    logLevel: string;
-    options: InstanceOptions | 'bare';
-    dataRoot: string;
-  };
-  const code = await builtCode();
-  const gateway: LocalSystem['gateway'] = (onRequest) => {
-    const network = code.createNetworkGateway('testnet', {
-      clientOptions: { rpcUrl: access.rpcUrl, pollingIntervalMs: EMBEDDED_POLLING_MS, ...(onRequest ? { onRequest } : {}) },
-      contracts: access.contracts,
-      registryDeployBlock: BigInt(access.registryDeployBlock),
-      embedded: true,
-    });
-    return new code.ChainGateway({ mainnet: network, testnet: network });
-  };
-  const { base } = options === 'bare' ? await listen(bareApp()) : await startInstance(code, gateway, benchLogger(code, logLevel), options, dataRoot);
-  process.on('message', (question) => {
-    if (question !== 'cpu') return;
-    const { user, system } = process.cpuUsage();
-    process.send?.(user + system);
-  });
-  process.send(base);
-}
-
-/** The paths and request bodies of the measured queries for `agentId`. */
-export function queryRequests(agentId: bigint) {
-  return {
-    verify: `/api/agent/verify/${CHAIN_ID}/${agentId}`,
-    info: `/api/agent/info/${CHAIN_ID}/${agentId}`,
-    /** A2A v0.3 message/send with the verify intent as a data part: the A2A twin of the REST verify. */
-    a2aVerify: {
-      path: '/api/a2a',
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: 'bench-verify',
-            role: 'user',
-            parts: [{ kind: 'data', data: { intent: 'verify', agentId: Number(agentId), chainId: CHAIN_ID } }],
-          },
-        },
-      }),
-    },
-  };
+  return { system, agentId, instance, stop };
 }

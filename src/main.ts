@@ -27,6 +27,7 @@ import { type AaSponsorshipConfig, type Config, loadConfig, metricsExposure } fr
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { createApp } from './http/app.js';
 import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
+import { ResponseCache } from './http/response-cache.js';
 import { createLimitedServer } from './http/server-limits.js';
 import { provisionDemoAgent } from './identity-app/demo-agent.js';
 import { createLogger, flushLogger, routeConsoleTo } from './logger.js';
@@ -396,7 +397,10 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const exposed = metricsExposure(config);
     if (exposed) logger.warn({ host: exposed.host }, exposed.message);
     const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, metricsEndpoint });
-    server.on('request', app);
+    // exact repeats of cacheable reads are answered in front of express, until the services announce a change
+    const responses = new ResponseCache({ maxEntries: config.responseCacheEntries, metrics, logger });
+    services.queries.onChange((key) => responses.drop(key));
+    server.on('request', responses.front(app));
     const metricsServer: MetricsServer | undefined =
       metricsPort === undefined ? undefined : await startMetricsServer(metrics, { ...metricsAccess, port: metricsPort, host: metricsHost });
     timer.end('app');

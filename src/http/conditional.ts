@@ -1,5 +1,6 @@
 // Answers prepared ahead (JSON bytes and a strong ETag) written as they are, and conditional GETs: a client that
 // already holds the current representation gets 304 without a body (RFC 9110 §13.1.2, §15.4.5).
+import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 
@@ -40,6 +41,25 @@ export interface Prepared {
   text: string;
   bytes: number;
   etag: string;
+}
+
+/** Representations by answer: the services hand out one answer object for as long as it is current. */
+const representations = new WeakMap<object, Prepared>();
+
+/**
+ * The JSON representation of a service's answer, made once per answer object: checked by `check` (the route's
+ * documented schema, which throws when the answer does not match it), serialized, and tagged with a strong ETag (a
+ * hash of its bytes).
+ */
+export function jsonRepresentation<T extends object>(value: T, check: (value: T) => void): Prepared {
+  let prepared = representations.get(value);
+  if (prepared === undefined) {
+    check(value);
+    const text = JSON.stringify(value);
+    prepared = { text, bytes: Buffer.byteLength(text), etag: `"${hash('sha256', text, 'base64url')}"` };
+    representations.set(value, prepared);
+  }
+  return prepared;
 }
 
 /**

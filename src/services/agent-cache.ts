@@ -26,8 +26,13 @@
 // Proof freshness is time-dependent: the service derives it from proofExpiresAt at answer time, not from the
 // cached isProofFresh alone.
 //
-// Each cached agent is a record: its view, and the answers the service has built from it (by shape: the value,
-// and for HTTP its JSON bytes and ETag), so a cached answer is built and serialized once. They go with the view.
+// Each cached agent is a record: its view, and the answers the service has built from it (by shape), so a cached
+// answer is built once. They go with the view.
+//
+// Whoever keeps answers built from these reads (the HTTP response cache) hears, through `onChange`, of every key
+// whose reads it drops: an agent (an event naming it, a provider change, the bound), a nullifier's list, and the
+// whole network (clear(), an event it cannot attribute). A kept answer is one whose record the cache holds
+// (holds(), holdsList()), so it is dropped whenever its record is.
 
 import type { Address, Hex } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
@@ -35,15 +40,15 @@ import { AgentLens, type AgentView, type AtBlock } from '../chain/agent-lens.js'
 import type { ChainClient } from '../chain/clients.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { serviceErrorOf } from '../core/errors.js';
+import type { NetworkName } from '../core/networks.js';
 import type { Metrics } from '../metrics.js';
+import { answerKeys } from './answer-reuse.js';
 
 /** An answer built from a cached agent's view. */
 export interface PreparedAnswer<T = unknown> {
   value: T;
   /** Until when (ms of the service's clock) the answer holds: isVerified turns false at the proof's expiry. */
   validUntilMs: number;
-  /** Its JSON text, length and strong ETag, made (and checked against the documented schema) on the first HTTP request. */
-  wire?: { text: string; bytes: number; etag: string };
 }
 
 /** A cached agent: its view at one block, and the answers built from it, by shape. */
@@ -106,13 +111,13 @@ class BlockCheckedCache<K, V> {
   }
 
   /**
-   * The cached value when get() would answer it from the cache without waiting and `accept` takes it (then counted as
-   * a hit, and moved to the end of the eviction order), else undefined and nothing counted.
+   * The cached value when get() would answer it from the cache without waiting (then counted as a hit, and moved to
+   * the end of the eviction order), else undefined and nothing counted.
    */
-  hit(key: K, accept: (value: V) => boolean = () => true): V | undefined {
+  hit(key: K): V | undefined {
     if (!this.hooks.follower.isLive()) return undefined;
     const cached = this.#entries.get(key);
-    if (cached === undefined || !accept(cached)) return undefined;
+    if (cached === undefined) return undefined;
     this.hooks.metrics.cacheHit(this.name);
     this.#entries.delete(key);
     this.#entries.set(key, cached);
@@ -149,7 +154,7 @@ class BlockCheckedCache<K, V> {
 }
 
 export interface AgentCacheOptions {
-  network: string;
+  network: NetworkName;
   /** The network's one-call agent reads. */
   lens: Pick<AgentLens, 'agent' | 'agentsForNullifier'>;
   /** Unix time of a block (a chain read; cached here forever, since a block's timestamp never changes). */
@@ -160,6 +165,8 @@ export interface AgentCacheOptions {
   metrics: Metrics;
   /** Per kind of entry (agents, nullifier lists, block timestamps); default 100,000. */
   maxEntries?: number;
+  /** Hears the key (answer-reuse.ts) of every agent, nullifier list or network whose reads are dropped. */
+  onChange?: (key: string) => void;
 }
 
 const DEFAULT_MAX_ENTRIES = 100_000;
@@ -210,7 +217,8 @@ export class AgentCache {
   constructor(options: AgentCacheOptions) {
     this.#options = options;
     const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-    const { follower, metrics } = options;
+    const { follower, metrics, network } = options;
+    const changed = options.onChange ?? (() => {});
     this.#agents = new BlockCheckedCache('agent', {
       follower,
       metrics,
@@ -222,9 +230,15 @@ export class AgentCache {
       onEvict: (agentId, { view }) => {
         this.#agentsOfNullifier.delete(view.nullifier, agentId);
         this.#agentsOfProvider.delete(view.proofProvider, agentId);
+        changed(answerKeys.agent(network, agentId));
       },
     });
-    this.#nullifierLists = new BlockCheckedCache('nullifier-agents', { follower, metrics, maxEntries });
+    this.#nullifierLists = new BlockCheckedCache('nullifier-agents', {
+      follower,
+      metrics,
+      maxEntries,
+      onEvict: (nullifier) => changed(answerKeys.nullifier(network, nullifier)),
+    });
     this.#agentIds = new BlockCheckedCache('agent-key', {
       follower,
       metrics,
@@ -243,12 +257,14 @@ export class AgentCache {
     return (await this.agentRecord(agentId)).view;
   }
 
-  /**
-   * The agent's record when the cache holds it and `accept` takes it (counted as a hit), without waiting; undefined
-   * (nothing counted) when it would be read or is not taken.
-   */
-  cachedRecord(agentId: bigint, accept?: (record: AgentRecord) => boolean): AgentRecord | undefined {
-    return this.#agents.hit(agentId, accept);
+  /** Whether the cache holds `record` as the agent's now (then its drop will be announced). */
+  holds(agentId: bigint, record: AgentRecord): boolean {
+    return this.#agents.peek(agentId) === record;
+  }
+
+  /** Whether the cache holds `list` as the nullifier's agents now (then its drop will be announced). */
+  holdsList(nullifier: bigint, list: readonly bigint[]): boolean {
+    return this.#nullifierLists.peek(nullifier) === list;
   }
 
   /** The agent's record (its view and the answers built from it): from the cache, or one eth_call. */
@@ -345,15 +361,19 @@ export class AgentCache {
         this.#agents.clear();
         this.#nullifierLists.clear();
         this.#agentIds.clear();
+        this.#options.onChange?.(answerKeys.network(this.#options.network));
         continue;
       }
       this.#agents.delete(effect.agentId);
+      // also when nothing was held: a read under way is not stored, and an answer built from it must not be kept
+      this.#options.onChange?.(answerKeys.agent(this.#options.network, effect.agentId));
       for (const agentKey of this.#keysOfAgent.values(effect.agentId)) this.#agentIds.delete(agentKey);
       // a mint or a burn: a key that had no agent may have one now
       if (effect.owner !== undefined) for (const agentKey of this.#keysOfAgent.values(0n)) this.#agentIds.delete(agentKey);
       if (effect.nullifier !== undefined) {
         for (const agentId of this.#agentsOfNullifier.values(effect.nullifier)) this.#agents.delete(agentId);
         this.#nullifierLists.delete(effect.nullifier);
+        this.#options.onChange?.(answerKeys.nullifier(this.#options.network, effect.nullifier));
       }
     }
   }
@@ -365,6 +385,7 @@ export class AgentCache {
     this.#agentIds.clear();
     this.#blockTimes.clear();
     this.#blockTimesLoading.clear();
+    this.#options.onChange?.(answerKeys.network(this.#options.network));
   }
 
   /** Entries held, for tests and diagnostics. */

@@ -13,9 +13,10 @@
 // - The log followers are started by the composition root (start()); if nothing started them, the first
 //   agents-by-human request starts its network's follower (until stop() is called).
 // - The per-agent answers (info, verify, card, reputation, verify-status) are built once per cached view and kept
-//   with it (agent-cache.ts), with their JSON bytes and ETag once an HTTP route asked: REST routes and A2A intents
-//   share them, and the registry's events, provider checks and reorganisations drop them with the view.
-import { hash } from 'node:crypto';
+//   with it (agent-cache.ts): REST routes and A2A intents share them, and the registry's events, provider checks and
+//   reorganisations drop them with the view. Their representations (JSON, ETags) are the adapters' business.
+// - Answers say how long they may be reused (answer-reuse.ts): while the cache holds what they were built from, and
+//   the follower is live. Every drop is announced to onChange's listeners, in the tick it happens.
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
@@ -32,6 +33,7 @@ import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
 import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache.js';
 import { type AgentCard, buildAgentCard } from './agent-card.js';
+import { answerKeys, ChangeFeed, type ChangeListener, type Reusable } from './answer-reuse.js';
 import { HumanAgentIndex } from './human-agent-index.js';
 
 export interface AgentInfo {
@@ -103,16 +105,6 @@ export interface AgentAnswers {
   'verify-status': VerifyStatus;
 }
 export type AgentAnswerShape = keyof AgentAnswers;
-
-/**
- * An answer serialized once: its JSON text, its length in bytes, and its strong ETag (a hash of the bytes). Kept as
- * text: Node writes a text body in one piece with the headers, a Buffer as a second piece.
- */
-export interface SerializedAnswer {
-  text: string;
-  bytes: number;
-  etag: string;
-}
 
 export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
 
@@ -209,6 +201,8 @@ export interface AgentQueryOptions {
 interface NetworkQueries {
   gateway: NetworkGateway;
   follower: RegistryEventFollower;
+  /** Whether the follower is live: answers of this network may be reused only then. */
+  live: () => boolean;
   cache: AgentCache;
   index: HumanAgentIndex;
 }
@@ -226,6 +220,7 @@ const NO_PROOF = {
 export class AgentQueryService {
   readonly #options: AgentQueryOptions;
   readonly #networks: Record<NetworkName, NetworkQueries>;
+  readonly #changes = new ChangeFeed();
   /** stop() was called: nothing restarts the followers until start(). */
   #stopped = false;
 
@@ -245,18 +240,21 @@ export class AgentQueryService {
       clock,
       onError: (error) => this.#options.onFollowerError?.(gateway.network, error),
     });
+    const { network } = gateway;
+    const changed = (key: string) => this.#changes.changed(key);
     const cache = new AgentCache({
-      network: gateway.network,
+      network,
       lens: gateway.lens,
       blockTimestamp: (blockNumber) => gateway.blockTimestamp(blockNumber),
       agentIdOf: (agentKey, blockNumber) => gateway.registry.agentIdOf(agentKey, blockNumber),
       follower,
       metrics,
+      onChange: changed,
     });
-    const index = new HumanAgentIndex();
+    const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
     follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
     // a restarted local chain that lost blocks the follower had seen, or a reorganisation deeper than the follower
-    // keeps track of: rebuild both from the logs again
+    // keeps track of: rebuild both from the logs again (cache.clear() announces the whole network)
     follower.onRewind(() => {
       cache.clear();
       index.clear();
@@ -267,7 +265,7 @@ export class AgentQueryService {
       cache.clear();
       index.rewindTo(ancestor);
     });
-    return { gateway, follower, cache, index };
+    return { gateway, follower, live: () => follower.isLive(), cache, index };
   }
 
   /**
@@ -303,6 +301,14 @@ export class AgentQueryService {
     await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.syncNow()));
   }
 
+  /**
+   * Calls `listener` with the key (answer-reuse.ts) of every answer that stops being current, synchronously, in the
+   * tick the service learns it. Returns the unsubscribe.
+   */
+  onChange(listener: ChangeListener): () => void {
+    return this.#changes.listen(listener);
+  }
+
   /** The follower of a network, for diagnostics and tests. */
   follower(network: NetworkName): RegistryEventFollower {
     return this.#networks[network].follower;
@@ -325,7 +331,15 @@ export class AgentQueryService {
    */
   async #prepared<S extends AgentAnswerShape>(shape: S, network: NetworkName, agentId: bigint): Promise<PreparedAnswer<AgentAnswers[S]>> {
     const queries = this.#networks[network];
-    const record = await queries.cache.agentRecord(agentId);
+    return this.#preparedFrom(shape, queries, agentId, await queries.cache.agentRecord(agentId));
+  }
+
+  async #preparedFrom<S extends AgentAnswerShape>(
+    shape: S,
+    queries: NetworkQueries,
+    agentId: bigint,
+    record: AgentRecord,
+  ): Promise<PreparedAnswer<AgentAnswers[S]>> {
     // the record is the agent's and the network's; nothing else of the request goes into these answers, so the
     // shape alone keys them (an answer depending on another parameter would need it in the key)
     const known = record.answers.get(shape) as PreparedAnswer<AgentAnswers[S]> | undefined;
@@ -337,6 +351,20 @@ export class AgentQueryService {
     };
     record.answers.set(shape, prepared);
     return prepared;
+  }
+
+  /**
+   * An agent answer (info, verify, card, reputation, verify-status) and how long it may be reused: while the cache
+   * holds the view it was built from (its drop is announced), until the proof's expiry. Throws as the answer would
+   * (404). Callers share the value: read it, never change it.
+   */
+  async answer<S extends AgentAnswerShape>(shape: S, network: NetworkName, agentId: bigint): Promise<Reusable<AgentAnswers[S]>> {
+    const queries = this.#networks[network];
+    const record = await queries.cache.agentRecord(agentId);
+    const { value, validUntilMs } = await this.#preparedFrom(shape, queries, agentId, record);
+    // a record read while the follower was not live, or dropped meanwhile, is not the cache's: its drop would go unheard
+    if (!queries.follower.isLive() || !queries.cache.holds(agentId, record)) return { value };
+    return { value, reuse: { keys: [network, answerKeys.agent(network, agentId)], validUntilMs, live: queries.live } };
   }
 
   #build(
@@ -357,39 +385,6 @@ export class AgentQueryService {
       case 'verify-status':
         return this.#verifyStatus(view);
     }
-  }
-
-  /**
-   * An agent answer as JSON bytes with a strong ETag: serialized once per cached view, after `check` (the route's
-   * documented schema) accepted it; a cached answer is then a lookup. Throws as the answer would (404).
-   */
-  async serializedAnswer<S extends AgentAnswerShape>(
-    shape: S,
-    network: NetworkName,
-    agentId: bigint,
-    check: (value: AgentAnswers[S]) => void,
-  ): Promise<SerializedAnswer> {
-    const prepared = await this.#prepared(shape, network, agentId);
-    if (!prepared.wire) {
-      check(prepared.value);
-      const text = JSON.stringify(prepared.value);
-      prepared.wire = { text, bytes: Buffer.byteLength(text), etag: `"${hash('sha256', text, 'base64url')}"` };
-    }
-    return prepared.wire;
-  }
-
-  /**
-   * What serializedAnswer would answer at once, from the cache, when it holds the agent and the answer is still
-   * valid and serialized; else undefined (then serializedAnswer reads, builds or throws).
-   */
-  serializedNow(shape: AgentAnswerShape, network: NetworkName, agentId: bigint): SerializedAnswer | undefined {
-    // counted as a hit only when answered here; otherwise serializedAnswer counts its own lookup
-    const ready = (record: AgentRecord): SerializedAnswer | undefined => {
-      const known = record.answers.get(shape);
-      return known?.wire && this.#options.clock() < known.validUntilMs ? known.wire : undefined;
-    };
-    const record = this.#networks[network].cache.cachedRecord(agentId, (found) => ready(found) !== undefined);
-    return record && ready(record);
   }
 
   /** Callers share the answer object: read it, never change it. */
@@ -442,25 +437,38 @@ export class AgentQueryService {
     return view.exists && agentAddressOfKey(view.agentKey).toLowerCase() === agentAddress.toLowerCase();
   }
 
-  /** Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts). */
-  async agentsByHuman(network: NetworkName, address: Address): Promise<AgentsByHuman> {
+  /**
+   * Agents whose NFT the address owns or whose guardian it is, in id order (human-agent-index.ts); reusable while the
+   * follower is live, until a log changes the address's agents.
+   */
+  async agentsByHuman(network: NetworkName, address: Address): Promise<Reusable<AgentsByHuman>> {
     const queries = this.#networks[network];
     await this.#indexReady(queries);
+    const value = { agents: queries.index.agentsOf(address).map(Number), chainId: queries.gateway.chainId, humanAddress: getAddress(address) };
+    if (!queries.follower.isLive()) return { value };
     return {
-      agents: queries.index.agentsOf(address).map(Number),
-      chainId: queries.gateway.chainId,
-      humanAddress: getAddress(address),
+      value,
+      reuse: { keys: [network, answerKeys.human(network, address)], validUntilMs: Number.POSITIVE_INFINITY, live: queries.live },
     };
   }
 
-  /** The live agents of a human nullifier, in id order. */
-  async agentsByNullifier(network: NetworkName, nullifier: bigint): Promise<AgentsByNullifier> {
+  /** The live agents of a human nullifier, in id order; reusable while the cache holds the list. */
+  async agentsByNullifier(network: NetworkName, nullifier: bigint): Promise<Reusable<AgentsByNullifier>> {
     const queries = this.#networks[network];
     const ids = await queries.cache.agentsForNullifier(nullifier);
-    return {
+    const value = {
       nullifier: nullifier.toString(),
       agents: [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(Number),
       chainId: queries.gateway.chainId,
+    };
+    if (!queries.follower.isLive() || !queries.cache.holdsList(nullifier, ids)) return { value };
+    return {
+      value,
+      reuse: {
+        keys: [network, answerKeys.nullifier(network, nullifier)],
+        validUntilMs: Number.POSITIVE_INFINITY,
+        live: queries.live,
+      },
     };
   }
 

@@ -9,6 +9,9 @@
 //
 // A chain reorganisation drops blocks whose logs were applied: every change of the last REORG_WINDOW blocks is
 // journaled with what it replaced, so rewindTo(ancestor) undoes those after the ancestor, newest first.
+//
+// Each address whose agents a log changes (the one that loses an agent and the one that gains it) is told to
+// `onChange` as the log is applied, so answers kept elsewhere follow (rewinds and clears are announced by the caller).
 import { type Address, getAddress, zeroAddress } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
@@ -66,15 +69,19 @@ export class HumanAgentIndex {
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   #journal: Undo[] = [];
 
+  constructor(private readonly onChange: (address: Address) => void = () => {}) {}
+
   /** Applies a range of registry logs, in order; `toBlock` is the range's last block. */
   apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint): void {
     for (const log of logs) {
       const effect = decodeRegistryLog(log);
       if (effect.kind !== 'agent') continue;
       const change = (side: AddressIndex, address: Address) => {
-        if (log.blockNumber != null)
-          this.#journal.push({ blockNumber: log.blockNumber, side, agentId: effect.agentId, previous: side.get(effect.agentId) });
+        const previous = side.get(effect.agentId);
+        if (log.blockNumber != null) this.#journal.push({ blockNumber: log.blockNumber, side, agentId: effect.agentId, previous });
         side.set(effect.agentId, address);
+        if (previous !== undefined) this.onChange(previous);
+        if (address !== zeroAddress) this.onChange(address);
       };
       if (effect.owner === zeroAddress) {
         change(this.#owners, zeroAddress);

@@ -8,36 +8,18 @@
 // its own that may change them. The provider here is such a one, compiled for this test: the service does not rely
 // on it logging anything, it reads every cached provider at each poll.
 import request from 'supertest';
-import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, keccak256, pad, toHex } from 'viem';
+import { type Abi, type Address, getAddress, type Hex, keccak256, pad, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { registerLinked } from '../support/agents.js';
-import { deployTestSystem, type LocalChainWallet, type TestSystem } from '../support/chain.js';
-import { compileTestContract, type QueryTestApp, queryTestApp } from '../support/queries.js';
+import { deployTestSystem, type TestSystem } from '../support/chain.js';
+import { deployMutableProvider, providerRegistration, registerWithProvider as registerWith, reorgFrom as reorgOf } from '../support/chain-changes.js';
+import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import type { TestNetworks } from '../support/registration-flow.js';
-import { mined, registryAs, registryOf } from '../support/registry.js';
+import { mined, registryOf } from '../support/registry.js';
 
 const TESTNET = 11142220;
-
-/** An approved-provider contract whose owner can rename it and change its strength (accepts any proof). */
-function mutableProviderArtifact(): { abi: Abi; bytecode: Hex } {
-  return compileTestContract(
-    'MutableProofProvider',
-    `contract MutableProofProvider {
-    address private immutable owner = msg.sender;
-    string public providerName;
-    uint8 public verificationStrength;
-    constructor(string memory name_, uint8 strength_) { providerName = name_; verificationStrength = strength_; }
-    function setProviderName(string calldata name_) external { require(msg.sender == owner); providerName = name_; }
-    function setVerificationStrength(uint8 strength_) external { require(msg.sender == owner); verificationStrength = strength_; }
-    function verifyHumanProof(bytes calldata proof, bytes calldata) external pure returns (bool, uint256) {
-        return (true, uint256(keccak256(proof)));
-    }
-}`,
-  );
-}
 
 let chain: DevChain;
 let system: TestSystem;
@@ -50,11 +32,7 @@ beforeAll(async () => {
   const [mainnet, testnet] = await Promise.all([deployTestSystem('mainnet'), deployTestSystem('testnet', chain.rpcUrl)]);
   system = testnet;
   const networks: TestNetworks = { mainnet, testnet, chains: new ChainGateway({ mainnet: mainnet.gateway, testnet: testnet.gateway }) };
-  const artifact = mutableProviderArtifact();
-  providerAbi = artifact.abi;
-  const deployed = await mined(system, system.operator.deployContract({ ...artifact, args: ['kyc-provider', 80] }));
-  provider = getAddress(deployed.contractAddress!);
-  await mined(system, registryAs(system, system.operator).write.addProofProvider([provider]));
+  ({ address: provider, abi: providerAbi } = await deployMutableProvider(system, 'kyc-provider', 80));
   q = await queryTestApp(networks, { eventPollIntervalMs: 3_600_000 });
 }, 60_000);
 
@@ -63,17 +41,8 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-/** registerWithHumanProof calldata: `proof` decides the nullifier (the provider hashes it). */
-const registration = (proof: string, agentKey: Hex): Hex =>
-  encodeFunctionData({ abi: agentRegistryAbi, functionName: 'registerWithHumanProof', args: ['', provider, toHex(proof), agentKey] });
-
-/** A new wallet registers its own agent with the provider; its id. */
-async function registerWithProvider(proof: string): Promise<{ wallet: LocalChainWallet; agentId: bigint; blockNumber: bigint }> {
-  const wallet = await system.newWallet();
-  const agentKey = pad(wallet.account.address);
-  const receipt = await mined(system, wallet.sendTransaction({ to: system.deployment.contracts.registry, data: registration(proof, agentKey) }));
-  return { wallet, agentId: await registryOf(system).read.getAgentId([agentKey]), blockNumber: receipt.blockNumber };
-}
+/** A new wallet registers its own agent with the test's provider. */
+const registerWithProvider = (proof: string) => registerWith(system, provider, proof);
 
 /** GETs `path` twice after a poll; the second answer must come from the cache. */
 async function cached(path: string): Promise<request.Response> {
@@ -86,16 +55,7 @@ async function cached(path: string): Promise<request.Response> {
   return res;
 }
 
-/** The chain drops its last blocks down to `fromBlock` (included) and mines as many new ones, with `replay` in the first. */
-async function reorgFrom(fromBlock: bigint, replay: Hex[] = []): Promise<void> {
-  const head = await system.client.getBlockNumber({ cacheTime: 0 });
-  const depth = Number(head - fromBlock + 1n);
-  await system.client.request({
-    method: 'anvil_reorg',
-    params: [depth, replay.map((raw) => [raw, 0])],
-  } as never);
-  expect(await system.client.getBlockNumber({ cacheTime: 0 })).toBe(head);
-}
+const reorgFrom = (fromBlock: bigint, replay: Hex[] = []) => reorgOf(system, fromBlock, replay);
 
 describe("a provider's name or strength changes on chain", () => {
   it('the next poll drops every cached answer that shows them: reputation, verify, info and card show the new values', async () => {
@@ -187,7 +147,7 @@ describe('a chain reorganisation', () => {
     const fees = await system.client.estimateFeesPerGas();
     const replacement = await other.signTransaction({
       to: system.deployment.contracts.registry,
-      data: registration('proof of the new branch', pad(other.account.address)),
+      data: providerRegistration(provider, 'proof of the new branch', pad(other.account.address)),
       nonce: await system.client.getTransactionCount({ address: other.account.address }),
       gas: 1_000_000n,
       maxFeePerGas: fees.maxFeePerGas * 4n,

@@ -5,8 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Express } from 'express';
+import type { Logger } from 'pino';
 import type { Abi, Address, Hex } from 'viem';
 import { expect } from 'vitest';
+import { type A2aAgent, createA2aAgent } from '../../src/a2a/agent.js';
 import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
 import type { ConfigIndex } from '../../src/core/disclosures.js';
 import type { NetworkName } from '../../src/core/networks.js';
@@ -44,6 +46,8 @@ export interface QueryTestApp {
   resetRpc(): void;
   /** Cache lookups counted in Metrics: {hit, miss} of one cache. */
   cacheLookups(cache: string): Promise<{ hit: number; miss: number }>;
+  /** The A2A agent, when asked for (its card is mounted). */
+  a2a?: A2aAgent;
   stop(): Promise<void>;
 }
 
@@ -58,6 +62,10 @@ export interface QueryTestAppOptions {
   demoAgents?: ServiceOptions['demoAgents'];
   demoVerifiers?: ServiceOptions['demoVerifiers'];
   demoVerifiersEd25519?: ServiceOptions['demoVerifiersEd25519'];
+  /** Mount the A2A agent too (its card, JSON-RPC). */
+  a2a?: boolean;
+  /** Where the app logs; default: silent. */
+  logger?: Logger;
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -94,14 +102,18 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),
     ...(options.demoVerifiersEd25519 ? { demoVerifiersEd25519: options.demoVerifiersEd25519 } : {}),
   });
-  const app = createApp({
-    chains,
-    services,
-    logger: createLogger('silent'),
-    version: '0.0.0-test',
-    metrics,
-    publicUrl,
-  });
+  const logger = options.logger ?? createLogger('silent');
+  const a2a = options.a2a
+    ? createA2aAgent(services, {
+        publicUrl,
+        version: '0.0.0-test',
+        store,
+        secret: sessionSecret,
+        pushPolicy: { allowPrivateNetworks: false },
+        logger,
+      })
+    : undefined;
+  const app = createApp({ chains, services, logger, version: '0.0.0-test', metrics, publicUrl, ...(a2a ? { a2a } : {}) });
   if (options.start !== false) await services.queries.start();
   return {
     app,
@@ -117,7 +129,11 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
       const count = (result: string) => values.find((v) => v.labels.cache === cache && v.labels.result === result)?.value ?? 0;
       return { hit: count('hit'), miss: count('miss') };
     },
-    stop: () => services.queries.stop(),
+    ...(a2a ? { a2a } : {}),
+    stop: async () => {
+      a2a?.close();
+      await services.queries.stop();
+    },
   };
 }
 

@@ -40,6 +40,8 @@ function under<K, V>(map: Map<K, Map<string | number, V>>, key: K): Map<string |
 export interface HttpMetrics {
   /** When an answer has been sent, `ms` after its request arrived: counted and timed under its route's labels. */
   end(res: Response, ms: number): void;
+  /** The same for an answer written without express (the response cache), under the labels given. */
+  count(route: string, method: string, status: number, ms: number): void;
 }
 
 export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {}): HttpMetrics {
@@ -57,14 +59,17 @@ export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {
     }
     return found;
   };
+  const count = (route: string, method: string, status: number, ms: number, rpcMethod?: string): void => {
+    const one = seriesOf(route, method, status, rpcMethod);
+    one.requests.inc();
+    one.duration.observe(ms / 1000);
+  };
   return {
     end(res, ms) {
       const { req } = res;
       const route = routeLabel(res);
-      const rpcMethod = route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined;
-      const one = seriesOf(route, req.method, res.statusCode, rpcMethod);
-      one.requests.inc();
-      one.duration.observe(ms / 1000);
+      count(route, req.method, res.statusCode, ms, route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined);
     },
+    count,
   };
 }

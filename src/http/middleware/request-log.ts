@@ -9,6 +9,10 @@ import type { Logger } from 'pino';
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 const REQUEST_ID_KEY = 'requestId';
 
+/** The id of a request: its X-Request-Id when sane, else a new one. */
+export const requestIdFrom = (given: string | string[] | undefined): string =>
+  typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+
 /** The id of the request `res` answers (the one its X-Request-Id header carries). */
 export const requestIdOf = (res: Response): string | undefined => res.locals[REQUEST_ID_KEY] as string | undefined;
 
@@ -17,32 +21,29 @@ export interface RequestLog {
   begin(req: Request, res: Response): void;
   /** When its answer has been sent, `ms` after it arrived: the line. */
   end(res: Response, ms: number): void;
+  /** The same line for an answer written without express (the response cache). */
+  line(id: string, method: string, url: string, status: number, ms: number): void;
 }
 
 export function requestLog(logger: Logger): RequestLog {
   // The line carries only the fields below, none of which a redaction path names (the query string, where tokens
   // travel, is cut off here): the logger's redaction would walk each line for nothing. One child, made once.
   const lines = logger.child({}, { redact: [] });
+  const line = (id: string | undefined, method: string, url: string, status: number, ms: number): void => {
+    const query = url.indexOf('?');
+    const fields = { reqId: id, method, path: query < 0 ? url : url.slice(0, query), status, ms: Math.round(ms * 100) / 100 };
+    if (status >= 500) lines.error(fields, 'request failed');
+    else lines.info(fields, 'request completed');
+  };
   return {
     begin(req, res) {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      const id = requestIdFrom(req.headers['x-request-id']);
       res.setHeader('x-request-id', id);
       res.locals[REQUEST_ID_KEY] = id;
     },
     end(res, ms) {
-      const { req, statusCode } = res;
-      const url = req.originalUrl;
-      const query = url.indexOf('?');
-      const line = {
-        reqId: requestIdOf(res),
-        method: req.method,
-        path: query < 0 ? url : url.slice(0, query),
-        status: statusCode,
-        ms: Math.round(ms * 100) / 100,
-      };
-      if (statusCode >= 500) lines.error(line, 'request failed');
-      else lines.info(line, 'request completed');
+      line(requestIdOf(res), res.req.method, res.req.originalUrl, res.statusCode, ms);
     },
+    line,
   };
 }

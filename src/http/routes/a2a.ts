@@ -9,6 +9,7 @@ import { ServiceError } from '../../core/errors.js';
 import type { AgentMessageLimits } from '../../services/agent-message-limits.js';
 import type { StreamLimits } from '../../services/stream-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
+import { keepResponse, UNCHANGING } from '../response-cache.js';
 import { bodyLimitText, type Route } from '../route.js';
 import {
   type JsonRpcAnswer,
@@ -144,7 +145,10 @@ export function a2aRoutes(handlers: A2aHttpHandlers, limits: AgentMessageLimits,
         tags: ['Discovery'],
         cors: path === A2A_PATH ? 'a2a' : 'public',
         responses: { 200: { description: 'The agent card' }, 304: { description: 'Not modified (ETag)' } },
-        handler: handlers.card,
+        handler: (req, res, next) => {
+          keepResponse(res, UNCHANGING);
+          return handlers.card(req, res, next);
+        },
       }),
     ),
     {

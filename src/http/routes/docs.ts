@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { OpenApiDocument } from '../openapi/document.js';
+import { keepResponse, UNCHANGING } from '../response-cache.js';
 import type { Route } from '../route.js';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -74,6 +75,7 @@ export function docsRoutes(document: () => OpenApiDocument): Route[] {
       responses: { 200: { description: 'The document', schema: openApiDocumentSchema } },
       handler: (_req, res) => {
         json ??= JSON.stringify(document());
+        keepResponse(res, UNCHANGING);
         res.type('application/json').send(json);
       },
     },

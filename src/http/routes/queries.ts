@@ -1,8 +1,9 @@
 import type { Address } from 'viem';
 import type { z } from 'zod';
 import type { AgentAnswerShape, AgentAnswers, AgentQueryService } from '../../services/agent-queries.js';
-import { conditionalGetHeaders, etagHeader, sendPrepared } from '../conditional.js';
+import { conditionalGetHeaders, etagHeader, jsonRepresentation, sendPrepared } from '../conditional.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
+import { keepResponse, UNCHANGING } from '../response-cache.js';
 import type { Route } from '../route.js';
 import {
   a2aParamsSchema,
@@ -62,8 +63,9 @@ interface AgentRead<A extends AgentAnswerShape> {
 }
 
 /**
- * GET {path} with {chainId}/{agentId}: parse, then the service's prepared bytes and ETag (built, checked against
- * the documented schema and serialized once per cached agent), written as they are or answered 304; cached one block.
+ * GET {path} with {chainId}/{agentId}: parse, then the service's answer as JSON with a strong ETag (checked against
+ * the documented schema and serialized once per answer the service keeps), written or answered 304; cacheable in
+ * the response cache for as long as the service keeps the answer.
  */
 function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read: AgentRead<A>): Route {
   const schema = ANSWER_SCHEMAS[read.shape];
@@ -89,13 +91,12 @@ function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read:
     params: agentParamsSchema,
     headers: conditionalGetHeaders,
     responses,
-    // a cached answer is written in the same call; otherwise once read, built or refused
-    handler: (req, res) => {
+    handler: async (req, res) => {
       const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
-      const id = BigInt(agentId);
-      const ready = queries.serializedNow(read.shape, network, id);
-      if (ready) return sendPrepared(req, res, ready);
-      return queries.serializedAnswer(read.shape, network, id, check).then((answer) => sendPrepared(req, res, answer));
+      const { value, reuse } = await queries.answer(read.shape, network, BigInt(agentId));
+      const representation = jsonRepresentation(value, check);
+      if (reuse) keepResponse(res, reuse);
+      sendPrepared(req, res, representation);
     },
   };
 }
@@ -128,7 +129,9 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       },
       handler: async (req, res) => {
         const { chainId: network, address } = parseWith(humanParamsSchema, req.params, 'path');
-        res.json(documented(agentsByHumanSchema, await queries.agentsByHuman(network, address as Address)));
+        const { value, reuse } = await queries.agentsByHuman(network, address as Address);
+        if (reuse) keepResponse(res, reuse);
+        res.json(documented(agentsByHumanSchema, value));
       },
     },
     {
@@ -139,7 +142,9 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       responses: { 200: { description: 'The agent ids', schema: agentsByNullifierSchema }, 400: badParams, 500: chainFailure },
       handler: async (req, res) => {
         const { chainId: network, nullifier } = parseWith(nullifierParamsSchema, req.params, 'path');
-        res.json(documented(agentsByNullifierSchema, await queries.agentsByNullifier(network, BigInt(nullifier))));
+        const { value, reuse } = await queries.agentsByNullifier(network, BigInt(nullifier));
+        if (reuse) keepResponse(res, reuse);
+        res.json(documented(agentsByNullifierSchema, value));
       },
     },
     agentRead(queries, {
@@ -192,6 +197,7 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       summary: 'Service discovery document',
       responses: { 200: { description: 'The discovery document', schema: discoverySchema } },
       handler: (_req, res) => {
+        keepResponse(res, UNCHANGING);
         res.json(documented(discoverySchema, queries.discovery()));
       },
     },
@@ -201,6 +207,7 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       summary: 'ERC-8004 registration file of this service',
       responses: { 200: { description: 'The registration file', schema: registrationFileSchema } },
       handler: (_req, res) => {
+        keepResponse(res, UNCHANGING);
         res.json(documented(registrationFileSchema, queries.registrationFile()));
       },
     },

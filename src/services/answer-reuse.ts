@@ -1,0 +1,45 @@
+// What a caller may keep of a query answer, and for how long. The query service knows when an answer stops being
+// current (a registry event, a reorganisation, a proof's expiry, its log follower falling behind); whoever keeps
+// answers (the HTTP response cache) learns it from here without knowing chains: an answer names the keys it depends
+// on, and the service announces each key whose answers changed.
+import { type Address, getAddress } from 'viem';
+import type { NetworkName } from '../core/networks.js';
+
+/** How long an answer may be reused: until `validUntilMs` (service clock), while `live()` holds, until one of `keys` changes. */
+export interface Reuse {
+  keys: readonly string[];
+  validUntilMs: number;
+  /** False while the service could miss changes (its log follower is not live): reuse nothing then, keep what is kept. */
+  live(): boolean;
+}
+
+/** An answer, and how long it may be reused; no `reuse`: it must not be kept (the service itself did not keep it). */
+export interface Reusable<T> {
+  value: T;
+  reuse?: Reuse;
+}
+
+/** Hears the keys whose answers are no longer current, synchronously, in the tick the service learned it. */
+export type ChangeListener = (key: string) => void;
+
+/** The keys answers depend on. A network's own key changes with everything of that network (a reorganisation). */
+export const answerKeys = {
+  network: (network: NetworkName): string => network,
+  agent: (network: NetworkName, agentId: bigint): string => `${network}/agent/${agentId}`,
+  nullifier: (network: NetworkName, nullifier: bigint): string => `${network}/nullifier/${nullifier}`,
+  human: (network: NetworkName, address: Address): string => `${network}/human/${getAddress(address)}`,
+};
+
+/** The listeners of one service's changes. */
+export class ChangeFeed {
+  readonly #listeners = new Set<ChangeListener>();
+
+  listen(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  changed(key: string): void {
+    for (const listener of this.#listeners) listener(key);
+  }
+}
