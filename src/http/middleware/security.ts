@@ -1,6 +1,6 @@
 // What the response headers every route shares mean: security headers, CORS, and the Cache-Control policy.
-// Which CORS group and cache policy a path has comes from the route table (route-policies.ts); the edge
-// middleware (edge.ts) sets them; what the groups and policies mean is written here.
+// Which CORS group and cache policy a path has comes from its route in the route table; edge.ts, allow.ts and
+// cors.ts set them; what the groups and policies mean is written here.
 //
 // CORS. Every endpoint a browser app may call answers any origin (`Access-Control-Allow-Origin: *`):
 // the public reads, discovery, the OpenAPI document, and the session endpoints. `*` is safe because the
