@@ -7,7 +7,6 @@ import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
-import { fastJson } from './json-response.js';
 import { otherMethods, serverWide } from './middleware/allow.js';
 import { unknownPathCors } from './middleware/cors.js';
 import { edge, routeHeaders } from './middleware/edge.js';
@@ -117,7 +116,6 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   // express's weak ETag (a hash of the body) lets a client revalidate any GET; a route that knows its version
   // sets its own ETag, and express then skips the hash
   if (!on('etag')) app.set('etag', false);
-  fastJson(app);
   noStoreOnErrors(app.response);
   // counted and logged first, so that the edge's own refusals are too
   if (on('metrics')) app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
