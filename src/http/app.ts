@@ -27,6 +27,7 @@ import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
 import { scanPageRoutes } from './routes/scan-page.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { segmentRoutes } from './segment-routers.js';
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
 
@@ -100,8 +101,8 @@ export interface AppTuning {
 
 /**
  * The app, on express's own router: first, for every request, metrics, the request log and the edge (security
- * headers, Host check); then one express route per path of the table, in the table's order, each method with its
- * own chain (its template, CORS and cache headers, its rate limit, a body parser only where it takes a body, its
+ * headers, Host check); then one express route per path of the table, in the table's order (on a router per first
+ * path segment: segment-routers.ts), each method with its own chain (its template, CORS and cache headers, its rate limit, a body parser only where it takes a body, its
  * handler), then the path's answer to the methods it lacks (405 with Allow, OPTIONS). What no route answered gets
  * the CORS of the nearest route above its path, then the JSON 404.
  */
@@ -138,9 +139,10 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   };
   const byPath = new Map<string, Route[]>();
   for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const routeOf = segmentRoutes(app, [...byPath.keys()]);
   for (const [template, own] of byPath) {
     const path = expressPath(template);
-    const route = app.route(path);
+    const route = routeOf(template);
     for (const one of own) {
       const parser = parserOf(one);
       route[one.method](

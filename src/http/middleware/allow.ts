@@ -10,6 +10,12 @@ import type { RequestHandler } from 'express';
 import { CACHE_POLICIES, type CorsGroup, SERVER_METHODS } from '../route.js';
 import { answerPreflight, exposeTo } from './cors.js';
 
+/** The path of a request target, without its query (req.path is relative to the router the path is mounted on). */
+const pathOf = (url: string): string => {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+};
+
 /** The answer of a path with Allow header `allow` and CORS group `group` to the methods its routes do not have. */
 export function otherMethods(allow: string, group: CorsGroup | undefined): RequestHandler {
   const allowed = new Set(allow.split(', '));
@@ -29,7 +35,7 @@ export function otherMethods(allow: string, group: CorsGroup | undefined): Reque
     res.setHeader('Cache-Control', CACHE_POLICIES.none);
     res.setHeader('Allow', allow);
     if (method === 'OPTIONS') res.status(204).end();
-    else res.status(405).json({ error: `Method ${method} is not allowed on ${req.path}: use ${allow}` });
+    else res.status(405).json({ error: `Method ${method} is not allowed on ${pathOf(req.originalUrl)}: use ${allow}` });
   };
 }
 
