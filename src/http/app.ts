@@ -11,6 +11,7 @@ import { otherMethods, serverWide } from './middleware/allow.js';
 import { unknownPathCors } from './middleware/cors.js';
 import { edge, routeHeaders } from './middleware/edge.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { everyRequest } from './middleware/every-request.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -100,8 +101,8 @@ export interface AppTuning {
 }
 
 /**
- * The app, on express's own router: first, for every request, metrics, the request log and the edge (security
- * headers, Host check); then one express route per path of the table, in the table's order (on a router per first
+ * The app, on express's own router: first, for every request, one middleware for metrics, the request log and the
+ * edge (security headers, Host check); then one express route per path of the table, in the table's order (on a router per first
  * path segment: segment-routers.ts), each method with its own chain (its template, CORS and cache headers, its rate limit, a body parser only where it takes a body, its
  * handler), then the path's answer to the methods it lacks (405 with Allow, OPTIONS). What no route answered gets
  * the CORS of the nearest route above its path, then the JSON 404.
@@ -119,9 +120,13 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   if (!on('etag')) app.set('etag', false);
   noStoreOnErrors(app.response);
   // counted and logged first, so that the edge's own refusals are too
-  if (on('metrics')) app.use(httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }));
-  if (on('request-log')) app.use(requestLog(deps.logger));
-  if (on('edge')) app.use(edge());
+  app.use(
+    everyRequest({
+      ...(on('metrics') ? { metrics: httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }) } : {}),
+      ...(on('request-log') ? { log: requestLog(deps.logger) } : {}),
+      ...(on('edge') ? { edge } : {}),
+    }),
+  );
 
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),

@@ -1,5 +1,5 @@
 // The headers every answer carries (what they mean: security.ts).
-// - edge(): app-level middleware, before every route: the security headers from a list computed once, and the Host
+// - edge(): before every route (every-request.ts): the security headers from a list computed once, and the Host
 //   check.
 // - routeHeaders(): first in each route's own chain, so it runs only when express has matched that route: the
 //   route's template (route-label.ts), its Cache-Control and its CORS headers, all computed once per route when the
@@ -7,7 +7,7 @@
 // A request that matches no route (404, 405, OPTIONS, preflights) gets its CORS and Allow headers from allow.ts and
 // cors.ts instead. A handler may still set its own headers (a page with its own Content-Security-Policy, a
 // Cache-Control of its own): these are set before it runs.
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { CACHE_POLICIES, CORS_GROUPS, type Route } from '../route.js';
 import { tagRoute } from './route-label.js';
 import { SECURITY_HEADERS } from './security.js';
@@ -16,19 +16,17 @@ const NAMES = SECURITY_HEADERS.map(([name]) => name);
 const VALUES = SECURITY_HEADERS.map(([, value]) => value);
 
 /**
- * Security headers on every answer; an HTTP/1.1 request without Host is 400 (RFC 9112), answered as JSON here. No
- * CORS headers on that refusal: a browser always sends Host.
+ * Security headers on every answer; an HTTP/1.1 request without Host is 400 (RFC 9112), answered as JSON here (no
+ * CORS headers: a browser always sends Host). True when the request goes on; false when it has been answered.
  */
-export function edge(): RequestHandler {
-  return (req, res, next) => {
-    for (let i = 0; i < NAMES.length; i++) res.setHeader(NAMES[i] as string, VALUES[i] as string);
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-      res.setHeader('Cache-Control', CACHE_POLICIES.none);
-      res.status(400).json({ error: 'Missing Host header: an HTTP/1.1 request must name the host it is sent to' });
-      return;
-    }
-    next();
-  };
+export function edge(req: Request, res: Response): boolean {
+  for (let i = 0; i < NAMES.length; i++) res.setHeader(NAMES[i] as string, VALUES[i] as string);
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    res.setHeader('Cache-Control', CACHE_POLICIES.none);
+    res.status(400).json({ error: 'Missing Host header: an HTTP/1.1 request must name the host it is sent to' });
+    return false;
+  }
+  return true;
 }
 
 /**

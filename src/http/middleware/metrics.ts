@@ -1,7 +1,7 @@
 // Request counts and latency per route template and status (route-label.ts: templates, never URLs). A JSON-RPC
 // endpoint serves many operations under one path, so its requests also carry the `rpc_method` label: the method
 // named in the body when it is one the endpoint knows, else "other", so a caller cannot grow the series count.
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Metrics } from '../../metrics.js';
 import { routeLabel } from './route-label.js';
 
@@ -37,9 +37,12 @@ function under<K, V>(map: Map<K, Map<string | number, V>>, key: K): Map<string |
   return found;
 }
 
-const STARTED = 'metricsStarted';
+export interface HttpMetrics {
+  /** When an answer has been sent, `ms` after its request arrived: counted and timed under its route's labels. */
+  end(res: Response, ms: number): void;
+}
 
-export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {}): RequestHandler {
+export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {}): HttpMetrics {
   const rpcRoute = options.rpc?.route;
   const rpcMethods = new Set(options.rpc?.methods ?? []);
   // route → method → status → RPC method ('' elsewhere): a bounded set, looked up without building a key string
@@ -54,18 +57,14 @@ export function httpMetrics(metrics: Metrics, options: { rpc?: RpcEndpoint } = {
     }
     return found;
   };
-  // one listener function for all requests (no closure per request)
-  function finished(this: Response): void {
-    const { req } = this;
-    const route = routeLabel(this);
-    const rpcMethod = route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined;
-    const one = seriesOf(route, req.method, this.statusCode, rpcMethod);
-    one.requests.inc();
-    one.duration.observe((performance.now() - (this.locals[STARTED] as number)) / 1000);
-  }
-  return (_req, res, next) => {
-    res.locals[STARTED] = performance.now();
-    res.on('finish', finished);
-    next();
+  return {
+    end(res, ms) {
+      const { req } = res;
+      const route = routeLabel(res);
+      const rpcMethod = route === rpcRoute && req.method === 'POST' ? rpcMethodOf(req, rpcMethods) : undefined;
+      const one = seriesOf(route, req.method, res.statusCode, rpcMethod);
+      one.requests.inc();
+      one.duration.observe(ms / 1000);
+    },
   };
 }

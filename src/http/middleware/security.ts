@@ -56,10 +56,12 @@ export function cacheFor(policy: CachePolicy): RequestHandler {
  * implicit headers (res.end without writeHead) go through writeHead too.
  */
 export function noStoreOnErrors(response: ServerResponse): void {
-  const writeHead = response.writeHead;
-  response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-    if (args[0] >= 400) this.setHeader('Cache-Control', NO_STORE);
-    return writeHead.apply(this, args);
+  const writeHead = response.writeHead as (this: ServerResponse, status: number, message?: unknown, headers?: unknown) => ServerResponse;
+  // its documented arguments passed as they came (an absent status message is undefined, as Node reads it), without
+  // gathering them in an array on every answer
+  response.writeHead = function (this: ServerResponse, status: number, message?: unknown, headers?: unknown) {
+    if (status >= 400) this.setHeader('Cache-Control', NO_STORE);
+    return writeHead.call(this, status, message, headers);
   } as ServerResponse['writeHead'];
 }
 
