@@ -7,19 +7,17 @@ import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { Services } from '../services/index.js';
-import { type DispatchedRoute, dispatcher } from './dispatch.js';
-import { fastJson } from './json-response.js';
+import { otherMethods, serverWide } from './middleware/allow.js';
+import { unknownPathCors } from './middleware/cors.js';
 import { edge, routeHeaders } from './middleware/edge.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
-import { front } from './middleware/front.js';
-import { unmatched } from './middleware/methods.js';
+import { everyRequest } from './middleware/every-request.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { perClientLimit } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { noStoreOnErrors } from './middleware/security.js';
 import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
-import { BODY_LIMIT, expressPath, type Route } from './route.js';
-import { RoutePolicies } from './route-policies.js';
+import { allowOf, BODY_LIMIT, expressPath, type Route } from './route.js';
 import { A2A_RPC_METHODS, type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
 import { aaRoutes } from './routes/aa.js';
 import { demoRoutes } from './routes/demo.js';
@@ -30,6 +28,7 @@ import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
 import { scanPageRoutes } from './routes/scan-page.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { segmentRoutes } from './segment-routers.js';
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
 
@@ -102,15 +101,15 @@ export interface AppTuning {
 }
 
 /**
- * The app: per request, one middleware (front.ts) for metrics, the request log, the edge (security headers, Host
- * check) and the route table's dispatcher; a matched route gets its template, CORS and cache headers, then its own
- * chain: its rate limit, a body parser only where the route takes a body, its handler. What no route answered gets
- * its CORS, 405 or OPTIONS answer from the table, then the JSON 404.
+ * The app, on express's own router: first, for every request, one middleware for metrics, the request log and the
+ * edge (security headers, Host check); then one express route per path of the table, in the table's order (on a router per first
+ * path segment: segment-routers.ts), each method with its own chain (its template, CORS and cache headers, its rate limit, a body parser only where it takes a body, its
+ * handler), then the path's answer to the methods it lacks (405 with Allow, OPTIONS). What no route answered gets
+ * the CORS of the nearest route above its path, then the JSON 404.
  */
 export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   const metrics = deps.metrics ?? new Metrics();
   const routes = [...routeTable(deps, metrics), ...(tuning.extraRoutes ?? [])];
-  const policies = new RoutePolicies(routes);
   const on = (part: StackPart): boolean => !tuning.without?.includes(part);
   const app = express();
   app.disable('x-powered-by');
@@ -119,8 +118,16 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   // express's weak ETag (a hash of the body) lets a client revalidate any GET; a route that knows its version
   // sets its own ETag, and express then skips the hash
   if (!on('etag')) app.set('etag', false);
-  fastJson(app);
   noStoreOnErrors(app.response);
+  // counted and logged first, so that the edge's own refusals are too
+  app.use(
+    everyRequest({
+      ...(on('metrics') ? { metrics: httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }) } : {}),
+      ...(on('request-log') ? { log: requestLog(deps.logger) } : {}),
+      ...(on('edge') ? { edge } : {}),
+    }),
+  );
+
   const limits: Record<NonNullable<Route['limit']>, RequestHandler> = {
     'session-creation': perClientLimit(deps.services.limits.sessionCreation),
     'agent-messages': perClientLimit(deps.services.limits.agentMessages.rate),
@@ -135,28 +142,28 @@ export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
     if (route.bodyLimit === undefined) return route.textBody ? text : json;
     return route.textBody ? express.text({ type: () => true, limit: route.bodyLimit }) : express.json({ limit: route.bodyLimit });
   };
-  const dispatched = routes.map((route): DispatchedRoute => {
-    const parser = parserOf(route);
-    return {
-      path: route.path,
-      method: route.method,
-      ...(on('route-edge') ? { prepare: routeHeaders(route, expressPath(route.path)) } : {}),
-      chain: [...(route.limit ? [limits[route.limit]] : []), ...(parser ? [parser] : []), route.handler],
-    };
-  });
-  // counted and logged first, so that the edge's own refusals are too
-  app.use(
-    front({
-      ...(on('metrics') ? { metrics: httpMetrics(metrics, { rpc: { route: A2A_PATH, methods: A2A_RPC_METHODS } }) } : {}),
-      ...(on('request-log') ? { log: requestLog(deps.logger) } : {}),
-      ...(on('edge') ? { edge: edge(policies) } : {}),
-      dispatch: dispatcher(dispatched),
-    }),
-  );
+  const byPath = new Map<string, Route[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const routeOf = segmentRoutes(app, [...byPath.keys()]);
+  for (const [template, own] of byPath) {
+    const path = expressPath(template);
+    const route = routeOf(template);
+    for (const one of own) {
+      const parser = parserOf(one);
+      route[one.method](
+        ...(on('route-edge') ? [routeHeaders(one, path)] : []),
+        ...(one.limit ? [limits[one.limit]] : []),
+        ...(parser ? [parser] : []),
+        one.handler,
+      );
+    }
+    route.all(otherMethods(allowOf(own.map((one) => one.method)), own[0]?.cors));
+  }
 
-  // what no route answered: CORS, 405 with Allow, OPTIONS; then every answer is JSON: an unknown path anywhere is
-  // a 404 {error}, never express's HTML page
-  app.use(unmatched(policies));
+  // what no route answered: the CORS of its path, an OPTIONS * of the server; then every answer is JSON: an unknown
+  // path anywhere is a 404 {error}, never express's HTML page
+  app.use(unknownPathCors(routes));
+  app.use(serverWide);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -52,33 +52,19 @@ export interface Route extends RouteDoc {
 /** /api/agent/info/:chainId/:agentId for /api/agent/info/{chainId}/{agentId}. */
 export const expressPath = (template: string): string => template.replace(/\{([^}]+)\}/g, ':$1');
 
-/** A template compiled: its regex (a group per parameter) and its parameters' names, in order. */
-export interface TemplatePattern {
-  pattern: RegExp;
-  names: string[];
-}
+/** The literal part of a template before its first parameter, without a trailing slash: /api/agent/info for /api/agent/info/{chainId}/{agentId}. */
+export const staticPrefix = (template: string): string => {
+  const brace = template.indexOf('{');
+  return (brace < 0 ? template : template.slice(0, brace)).replace(/\/$/, '');
+};
 
-/**
- * /a/{id}/b -> /^(?:\/a\/([^/]+)\/b)(?:\/$)?$/i: the regex express's router (path-to-regexp 8) builds for /a/:id/b, so
- * that the dispatcher and the policy lookups (CORS, Allow, cache) match a path as express would: case-insensitively,
- * one trailing slash allowed.
- */
-export function templatePattern(template: string): TemplatePattern {
-  const names: string[] = [];
-  const source = template
-    .replace(/\/+$/, '')
-    .split(/(\{[^}]+\})/)
-    .map((part) => {
-      if (!part.startsWith('{')) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(part.slice(1, -1));
-      return '([^/]+)';
-    })
-    .join('');
-  return { pattern: new RegExp(`^(?:${source})(?:/$)?$`, 'i'), names };
-}
+/** The methods the service answers at all, in the order an Allow header lists them. */
+export const SERVER_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const;
 
-/** A matcher of concrete request paths against a path template (as templatePattern matches). */
-export function pathMatcher(template: string): (path: string) => boolean {
-  const { pattern } = templatePattern(template);
-  return (path) => pattern.test(path);
+/** The Allow header of a path whose routes have `methods`: HEAD with GET (express answers it), and OPTIONS. */
+export function allowOf(methods: Iterable<Route['method']>): string {
+  const own = new Set<string>([...methods].map((method) => method.toUpperCase()));
+  if (own.has('GET')) own.add('HEAD');
+  own.add('OPTIONS');
+  return SERVER_METHODS.filter((method) => own.has(method)).join(', ');
 }

@@ -5,11 +5,11 @@
 //   CONNECT (which Node hands over as a raw socket): 405 with Allow; to a path, run through the app, which derives
 //     Allow from the route table; to host:port (a proxy tunnel, which this server is not), with the server's methods
 //   an Expect header other than 100-continue: 417
-// A request without Host is the app's to refuse (middleware/methods.ts), so the server does not answer it empty.
+// A request without Host is the app's to refuse (middleware/edge.ts), so the server does not answer it empty.
 import { type IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { SERVER_METHODS } from './route-policies.js';
+import { SERVER_METHODS } from './route.js';
 
 /** Node's parser and timeout error codes, and what the caller is told. */
 const CLIENT_ERRORS: Readonly<Record<string, readonly [status: number, message: string]>> = {

@@ -81,6 +81,22 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
       }
     });
 
+    it('a path in other case or with a trailing slash, which express routes, gets the same 405 and Allow', async () => {
+      for (const path of ['/API/Health', '/api/health/', '/Api/Agent/Register/']) {
+        const res = await request(app).put(path);
+        expect(res.status, path).toBe(405);
+        expect(res.headers['allow'], path).toBe(path.toLowerCase().includes('register') ? 'POST, OPTIONS' : 'GET, HEAD, OPTIONS');
+        expect(res.body.error, path).toBe(`Method PUT is not allowed on ${path}: use ${res.headers['allow']}`);
+      }
+      const preflight = await request(app)
+        .options('/API/agent/info/1/1/')
+        .set('Origin', 'https://app.example')
+        .set('Access-Control-Request-Method', 'GET');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('*');
+      expect(preflight.headers['allow']).toBe('GET, HEAD, OPTIONS');
+    });
+
     it('HEAD of a GET route is answered like GET, without a body', async () => {
       const res = await request(app).head('/.well-known/self-agent-id.json');
       expect(res.status).toBe(200);
@@ -161,11 +177,14 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
       expect(res.body.error).toMatch(/encoding is not supported/);
     });
 
-    it('a path parameter that is not valid percent-encoding: 400', async () => {
-      const res = await request(app).get('/api/agent/info/11142220/%E0%A4%A');
-      expect(res.status).toBe(400);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(typeof res.body.error).toBe('string');
+    it('a path parameter that is not valid percent-encoding: 400, whatever the method', async () => {
+      for (const method of ['get', 'head', 'post', 'put'] as const) {
+        const res = await request(app)[method]('/api/agent/info/11142220/%E0%A4%A');
+        expect(res.status, method).toBe(400);
+        if (method === 'head') continue;
+        expect(res.headers['content-type'], method).toMatch(/^application\/json/);
+        expect(res.body, method).toEqual({ error: "Failed to decode param '%E0%A4%A'" });
+      }
     });
   });
 

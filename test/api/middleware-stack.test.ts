@@ -1,14 +1,13 @@
 // What the shared middleware stack does for every request, whatever shape it takes (app.ts, middleware/*): one log
 // line per request with its request id and without the query string, counts per route template, the security
-// headers helmet would set, each route's CORS and cache headers agreeing with the table's lookups (which preflights
-// and unknown paths use), headers a handler sets itself winning, and a body read only by routes that take one.
+// headers helmet would set, each route's CORS group in its preflights and in those of unknown paths below it, headers
+// a handler sets itself winning, and a body read only by routes that take one.
 import type { Express } from 'express';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { createApp, routeTable } from '../../src/http/app.js';
-import { CORS_GROUPS, type Route } from '../../src/http/route.js';
-import { RoutePolicies } from '../../src/http/route-policies.js';
+import { CORS_GROUPS, type Route, staticPrefix } from '../../src/http/route.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { testApp } from '../support/app.js';
@@ -139,11 +138,19 @@ describe('the middleware stack', () => {
       expect(res.headers['x-frame-options']).toBe('DENY');
     });
 
-    it("each route's CORS headers are the ones the table's lookup gives its path (preflights and unknown paths use it)", () => {
-      const policies = new RoutePolicies(routes);
+    it("a preflight of each route's path gets that route's CORS group, and so does an unknown path below it", async () => {
       for (const route of routes) {
         const path = route.path.replace(/\{[^}]+\}/g, 'x');
-        expect(policies.corsFor(path), `${route.method} ${route.path}`).toBe(route.cors ? CORS_GROUPS[route.cors] : null);
+        for (const asked of [path, `${staticPrefix(route.path)}/no/such/thing`]) {
+          const res = await request(app)
+            .options(asked)
+            .set('Origin', 'https://a.example')
+            .set('Access-Control-Request-Method', route.method.toUpperCase());
+          const where = `${route.method} ${route.path}: OPTIONS ${asked}`;
+          expect(res.status, where).toBe(route.cors || asked === path ? 204 : 404);
+          expect(res.headers['access-control-allow-methods'], where).toBe(route.cors ? CORS_GROUPS[route.cors].methods : undefined);
+          expect(res.headers['access-control-allow-origin'], where).toBe(route.cors ? '*' : undefined);
+        }
       }
     });
 

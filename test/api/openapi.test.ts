@@ -96,7 +96,8 @@ function appRoutes(app: Express): string[] {
         walk(route.router.listRoutes(), path);
         continue;
       }
-      const methods = (route.methods ?? []).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+      // HEAD comes with GET; '*' is a path's answer to the methods it lacks (405, OPTIONS), not an operation
+      const methods = (route.methods ?? []).filter((m) => m !== 'HEAD' && m !== 'OPTIONS' && m !== '*');
       for (const method of methods) found.push(`${method} ${path}`);
     }
   };

@@ -7,8 +7,7 @@ import { ChainGateway } from '../../src/chain/gateway.js';
 import { routeTable } from '../../src/http/app.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
 import { cacheFor } from '../../src/http/middleware/security.js';
-import { CACHE_POLICIES } from '../../src/http/route.js';
-import { RoutePolicies } from '../../src/http/route-policies.js';
+import { CACHE_POLICIES, type Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { testApp } from '../support/app.js';
@@ -43,16 +42,15 @@ const SESSION_PATHS = [
 
 describe('security headers, CORS and caching', () => {
   let app: express.Express;
-  /** The cache and CORS policies, from the same route table the app is built from. */
-  let policies: RoutePolicies;
-  const cachePolicyFor = (method: string, path: string) => policies.cacheFor(method, path);
+  /** The route table the app is built from. */
+  let routes: Route[];
 
   beforeAll(async () => {
     const system = await deployTestSystem('testnet');
     const chains = new ChainGateway({ mainnet: system.gateway, testnet: system.gateway });
     const t = testApp(chains);
     app = t.app;
-    policies = new RoutePolicies(routeTable({ chains, services: t.services, logger: createLogger('silent'), version: '0' }, new Metrics()));
+    routes = routeTable({ chains, services: t.services, logger: createLogger('silent'), version: '0' }, new Metrics());
   });
 
   describe('CORS', () => {
@@ -118,6 +116,24 @@ describe('security headers, CORS and caching', () => {
       expect(res.headers['access-control-allow-origin']).toBe('*');
       expect(res.headers['access-control-expose-headers']).toContain('x-svc-agent-signature');
       expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+    });
+
+    it('an unknown path answers with the CORS of the nearest route above it, else public under /api and /.well-known', async () => {
+      const corsOf = async (path: string) => {
+        const preflight = await request(app).options(path).set('Origin', ORIGIN).set('Access-Control-Request-Method', 'GET');
+        const get = await request(app).get(path).set('Origin', ORIGIN);
+        expect(get.status, path).toBe(404);
+        expect(get.headers['access-control-allow-origin'], path).toBe(preflight.headers['access-control-allow-origin']);
+        return preflight.headers['access-control-allow-methods'] ?? null;
+      };
+      expect(await corsOf('/api/agent/register/unknown')).toBe('GET, POST, OPTIONS');
+      expect(await corsOf('/api/a2a/x')).toBe('POST, OPTIONS');
+      expect(await corsOf('/api/no/such/thing')).toBe('GET, HEAD, OPTIONS');
+      expect(await corsOf('/.well-known/nothing')).toBe('GET, HEAD, OPTIONS');
+      expect(await corsOf('/api/aa/token/x')).toBeNull();
+      expect(await corsOf('/api/aa/nothing')).toBeNull();
+      expect(await corsOf('/docs/x')).toBeNull();
+      expect(await corsOf('/docsx')).toBeNull();
     });
 
     it('the AA proxy, /metrics and /docs send no CORS headers', async () => {
@@ -186,20 +202,16 @@ describe('security headers, CORS and caching', () => {
         '/api/verify-status/',
       ];
       for (const prefix of agentReads) {
-        expect(cachePolicyFor('GET', `${prefix}11142220/1`), prefix).toBe('agent');
-        expect(cachePolicyFor('HEAD', `${prefix}11142220/1`), prefix).toBe('agent');
-        expect(cachePolicyFor('POST', `${prefix}11142220/1`), prefix).toBe('none');
+        const read = routes.find((route) => route.path.startsWith(prefix));
+        expect({ method: read?.method, cache: read?.cache }, prefix).toEqual({ method: 'get', cache: 'agent' });
       }
-      for (const path of [
-        '/api/agent/register/status',
-        '/api/agent/deregister/status',
-        '/api/health',
-        '/metrics',
-        '/api/a2a',
-        '/docsx',
-        '/openapi.json/x',
-      ]) {
-        expect(cachePolicyFor('GET', path), path).toBe('none');
+      // a cacheable read answers HEAD with its policy, and any other method with no-store
+      expect((await request(app).head('/api/agent/verify/11142220/987654')).headers['cache-control']).toBe(CACHE_POLICIES.agent);
+      for (const method of ['post', 'put', 'options'] as const) {
+        expect((await request(app)[method]('/api/agent/verify/11142220/987654')).headers['cache-control'], method).toBe(CACHE_POLICIES.none);
+      }
+      for (const path of ['/api/agent/register/status', '/api/agent/deregister/status', '/api/health', '/metrics', '/docsx', '/openapi.json/x']) {
+        expect((await request(app).get(path)).headers['cache-control'], path).toBe(CACHE_POLICIES.none);
       }
       expect(CACHE_POLICIES.agent).toBe('public, max-age=1');
       expect(CACHE_POLICIES.discovery).toBe('public, max-age=3600');

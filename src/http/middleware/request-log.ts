@@ -1,7 +1,7 @@
 // One log line per request, with a request id (taken from X-Request-Id when it is sane). Written by hand
 // rather than with pino-http: no child logger per request, no serializers, and never the query string, where
-// session tokens travel. The logger writes to a destination that gathers the lines of an event-loop turn into one
-// write (logger.ts), so a line costs its serialization, not a write.
+// session tokens travel. The logger's destination gathers lines into larger writes (logger.ts), so a line costs its
+// serialization, not a write.
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';

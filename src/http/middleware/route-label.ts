@@ -1,7 +1,7 @@
 // The route a request matched, as its template (e.g. /api/agent/info/:chainId/:agentId), for metrics labels and
 // log lines: never the URL, whose agent ids, addresses and session tokens must not become label values (they would
 // leak into the metrics and make the series count unbounded). Each route of the table is tagged first in its own
-// chain (edge.ts routeEdge), rather than by reading req.route afterwards: a handler that runs a router of its own
+// chain (edge.ts routeHeaders), rather than by reading req.route afterwards: a handler that runs a router of its own
 // (the A2A SDK's) leaves that router's "/" in req.route.
 import type { Response } from 'express';
 

@@ -1,6 +1,6 @@
 // What the response headers every route shares mean: security headers, CORS, and the Cache-Control policy.
-// Which CORS group and cache policy a path has comes from the route table (route-policies.ts); the edge
-// middleware (edge.ts) sets them; what the groups and policies mean is written here.
+// Which CORS group and cache policy a path has comes from its route in the route table; edge.ts, allow.ts and
+// cors.ts set them; what the groups and policies mean is written here.
 //
 // CORS. Every endpoint a browser app may call answers any origin (`Access-Control-Allow-Origin: *`):
 // the public reads, discovery, the OpenAPI document, and the session endpoints. `*` is safe because the
@@ -56,10 +56,12 @@ export function cacheFor(policy: CachePolicy): RequestHandler {
  * implicit headers (res.end without writeHead) go through writeHead too.
  */
 export function noStoreOnErrors(response: ServerResponse): void {
-  const writeHead = response.writeHead;
-  response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-    if (args[0] >= 400) this.setHeader('Cache-Control', NO_STORE);
-    return writeHead.apply(this, args);
+  const writeHead = response.writeHead as (this: ServerResponse, status: number, message?: unknown, headers?: unknown) => ServerResponse;
+  // its documented arguments passed as they came (an absent status message is undefined, as Node reads it), without
+  // gathering them in an array on every answer
+  response.writeHead = function (this: ServerResponse, status: number, message?: unknown, headers?: unknown) {
+    if (status >= 400) this.setHeader('Cache-Control', NO_STORE);
+    return writeHead.call(this, status, message, headers);
   } as ServerResponse['writeHead'];
 }
 
