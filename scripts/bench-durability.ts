@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createChainClient, createChainWallet } from '../src/chain/clients.js';
-import { fund, loadDevAccounts, startEmbeddedNetwork } from '../src/chain/embedded.js';
+import { fund, loadDevAccounts, startEmbeddedNetwork } from '../src/devnet/embedded.js';
 
 const RUNS = Number(process.env['RUNS'] ?? 40);
 const CONCURRENT = Number(process.env['CONCURRENT'] ?? 8);

@@ -5,8 +5,8 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, encodeFunctionData, hexToBytes } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { agentRegistryAbi, ed25519VerifierAbi } from '../src/chain/artifacts/index.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
+import { agentRegistryAbi, ed25519VerifierAbi } from '../src/contracts/artifacts/index.js';
 import { ed25519ChallengeHash } from '../src/core/challenge.js';
 import { ed25519ExtKpub } from '../src/core/ed25519-key.js';
 import { linkedRegistrationData, walletFreeRegistrationData } from '../src/core/registration-data.js';

@@ -1,4 +1,4 @@
-// npm run contracts:build: compiles src/chain/contracts into the typed artifacts under src/chain/artifacts.
+// npm run contracts:build: compiles src/contracts/solidity into the typed artifacts under src/contracts/artifacts.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifactsDir, compileContracts, renderArtifact, renderIndex } from './contracts-compiler.js';

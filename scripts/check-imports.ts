@@ -23,7 +23,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
  * smart account (viem and generated ABIs only) and the generated artifacts are part of the client SDK too.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  client: ['chain/aa/passkey-account.ts', 'chain/artifacts/'],
+  client: ['aa/passkey-account.ts', 'chain/artifacts/'],
 };
 const allowed = (from: string, target: string): boolean => (ALLOWED[from] ?? []).some((prefix) => target.startsWith(prefix));
 

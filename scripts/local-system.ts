@@ -1,13 +1,13 @@
 // What every benchmark starts from: a fresh in-memory local chain with our contracts, and funded wallets.
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { type ChainClient, type ChainWallet, type ClientOptions, createChainClient, createChainWallet } from '../src/chain/clients.js';
-import { type Deployment, deployContracts } from '../src/chain/deploy.js';
-import { type DevChain, startDevChain } from '../src/chain/devchain.js';
-import { fund } from '../src/chain/embedded.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { RegistryGateway } from '../src/chain/registry-gateway.js';
 import { addressAgentKey } from '../src/core/agent-key.js';
 import { linkedRegistrationData } from '../src/core/registration-data.js';
+import { type Deployment, deployContracts } from '../src/devnet/deploy.js';
+import { type DevChain, startDevChain } from '../src/devnet/devchain.js';
+import { fund } from '../src/devnet/embedded.js';
 import { prove } from '../src/identity-app/index.js';
 
 export interface LocalSystem {

@@ -2,7 +2,7 @@
 // does (lookup, verify, freshness, status, help), naming the signed caller. Sessions are opened through
 // /api/agent/register or A2A, not in the chat.
 import { serviceErrorOf } from '../core/errors.js';
-import type { ChatBackend } from '../services/demo/chat.js';
+import type { ChatBackend } from '../demo/chat.js';
 import type { Services } from '../services/index.js';
 import { answerIntent } from './answers.js';
 import { parseIntent } from './intents.js';

@@ -13,7 +13,7 @@ import { type Artifact, type Message, type Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { serviceErrorOf } from '../core/errors.js';
 import type { Services } from '../services/index.js';
-import type { SessionOpening } from '../services/sessions.js';
+import type { SessionOpening } from '../sessions/sessions.js';
 import { answerArtifact, answerIntent } from './answers.js';
 import { rateLimitKeyOf } from './client-address.js';
 import { closesConversation, type GatheredInput, INTENTS, type IntentRequest, inputParts, parseIntent, requestFields } from './intents.js';

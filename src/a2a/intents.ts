@@ -7,8 +7,8 @@ import type { Message } from '@a2a-js/sdk';
 import { ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, type NetworkName, requestedNetwork } from '../core/networks.js';
 import { MODE_ALIASES, REGISTRATION_MODES } from '../core/registration-modes.js';
-import type { SessionOpening } from '../services/sessions.js';
 import type { SignedRequest } from '../services/signed-requests.js';
+import type { SessionOpening } from '../sessions/sessions.js';
 
 export const INTENTS = ['register', 'status', 'lookup', 'verify', 'deregister', 'freshness', 'help'] as const;
 export type Intent = (typeof INTENTS)[number];

@@ -1,11 +1,11 @@
 // How a register or deregister task shows its session: the artifact handed over when the session opens, the
-// status update of each new stage, and the final update of how the session ended (services/session-watch.ts).
+// status update of each new stage, and the final update of how the session ended (sessions/session-watch.ts).
 import { randomUUID } from 'node:crypto';
 import { type Artifact, TaskState } from '@a2a-js/sdk';
 import type { NetworkName } from '../core/networks.js';
 import type { SessionStage } from '../core/session-types.js';
-import type { WatchEnd } from '../services/session-watch.js';
-import type { AnySessionStatus } from '../services/sessions.js';
+import type { WatchEnd } from '../sessions/session-watch.js';
+import type { AnySessionStatus } from '../sessions/sessions.js';
 import { dataPart } from './parts.js';
 
 /** Where a session task keeps what a resume after a restart needs (a FollowedSession). */

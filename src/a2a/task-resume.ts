@@ -5,7 +5,7 @@
 // died is taken over by the next pass (the agent runs this at start and periodically).
 import { type Task, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { type PushNotificationSender, ServerCallContext } from '@a2a-js/sdk/server';
-import type { SessionWatcher } from '../services/session-watch.js';
+import type { SessionWatcher } from '../sessions/session-watch.js';
 import { agentMessage, answerParts } from './parts.js';
 import { type FollowedSession, finalUpdate, SESSION_METADATA, type TaskUpdate, workingUpdate } from './session-task.js';
 import { type KeyValueTaskStore, OPEN_STATES } from './task-store.js';

@@ -2,8 +2,8 @@
 // code travels in the eth_call, so nothing is deployed on any chain, and one agent's whole public state comes
 // back in one RPC round trip. The lens reads only registry functions the Celo deployment also has.
 import type { Address, Hex } from 'viem';
+import { agentLensAbi, agentLensBytecode } from '../contracts/artifacts/index.js';
 import type { AgentCredentials } from '../core/credentials.js';
-import { agentLensAbi, agentLensBytecode } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
 /** An agent's public state as one block saw it. */

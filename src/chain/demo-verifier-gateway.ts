@@ -3,8 +3,8 @@
 // refusal is named, not thrown), and send it from the relayer's wallet. Both share metaVerifyAgent(bytes32,
 // uint256,uint256,bytes), nonces, the counters and the errors; only how the signature is checked differs.
 import { type Address, BaseError, ContractFunctionRevertedError, type Hex } from 'viem';
+import { agentDemoVerifierAbi, agentDemoVerifierEd25519Abi } from '../contracts/artifacts/index.js';
 import { sendAndWait } from './actions/send-transaction.js';
-import { agentDemoVerifierAbi, agentDemoVerifierEd25519Abi } from './artifacts/index.js';
 import type { ChainClient, ChainWallet } from './clients.js';
 
 /** Why the contract refuses a meta-transaction. */

@@ -1,6 +1,7 @@
 // Typed reads of the agent registry. Everything here uses only functions the registry deployed on Celo
 // also has, so the same code serves Celo and our local chains.
 import { type Address, BaseError, ContractFunctionRevertedError, ContractFunctionZeroDataError, type Hex } from 'viem';
+import { agentRegistryAbi, humanProofProviderAbi } from '../contracts/artifacts/index.js';
 import type { AgentCredentials } from '../core/credentials.js';
 import {
   findRegistrationTransaction,
@@ -10,7 +11,6 @@ import {
   readProofSubmission,
   readRegistryTransaction,
 } from './actions/registry-transactions.js';
-import { agentRegistryAbi, humanProofProviderAbi } from './artifacts/index.js';
 import type { ChainClient } from './clients.js';
 
 /** A call the contract refused or does not have (as opposed to an RPC failure). */

@@ -3,8 +3,8 @@
 // passkey smart account. It depends on src/core, the passkey account and the generated ABIs only (npm run lint
 // checks it), so it is published on its own.
 
-export type { PasskeySmartAccount, PasskeySmartAccountParameters } from '../chain/aa/passkey-account.js';
-export { passkeyCoordinates, toPasskeySmartAccount } from '../chain/aa/passkey-account.js';
+export type { PasskeySmartAccount, PasskeySmartAccountParameters } from '../aa/passkey-account.js';
+export { passkeyCoordinates, toPasskeySmartAccount } from '../aa/passkey-account.js';
 export type { AaProxyOptions, ProxyToken } from './account-abstraction.js';
 export { AA_PROXY_TOKEN_HEADER, AaProxyError, aaProxyClients, aaProxyTransports, fetchProxyToken, proxyFetch } from './account-abstraction.js';
 export type { ReplayGuard, RequireAgentOptions, VerifiedRequestAgent } from './express.js';

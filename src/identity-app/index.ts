@@ -1,8 +1,8 @@
 // The mock identity app for test networks (library part): mock documents, the disclosure the circuit would
 // reveal, the attester's signature the local hub checks, and the submission through verifySelfProof.
 
+export * from '../demo/demo-agent.js';
 export * from './attestation.js';
-export * from './demo-agent.js';
 export * from './disclosure-output.js';
 export * from './document.js';
 export * from './prove.js';

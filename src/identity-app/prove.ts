@@ -2,8 +2,8 @@
 // through the registry's verifySelfProof exactly as Self's relayer does on Celo (never a direct hub call).
 import { type Address, BaseError, ContractFunctionRevertedError, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { sendAndWait, TransactionRevertedError } from '../chain/actions/send-transaction.js';
-import { agentRegistryAbi, localIdentityHubAbi } from '../chain/artifacts/index.js';
 import type { ChainClient, ChainWallet } from '../chain/clients.js';
+import { agentRegistryAbi, localIdentityHubAbi } from '../contracts/artifacts/index.js';
 import { attestDisclosure, proofPayload, userContextData } from './attestation.js';
 import { buildDisclosureOutput, type GenericDiscloseOutputV2 } from './disclosure-output.js';
 import { attestationIdOf, type MockDocument, mockDocumentFor } from './document.js';

@@ -8,7 +8,7 @@ import type { PrivateKeyAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignedResponse } from '../../src/client/index.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
-import { provisionDemoAgent } from '../../src/identity-app/demo-agent.js';
+import { provisionDemoAgent } from '../../src/demo/demo-agent.js';
 import { registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';

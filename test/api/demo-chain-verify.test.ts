@@ -9,8 +9,8 @@ import { bytesToHex, encodePacked, type Hex, hexToBytes, keccak256, type LocalAc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainWallet } from '../../src/chain/clients.js';
 import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
-import { fund } from '../../src/chain/embedded.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
+import { fund } from '../../src/devnet/embedded.js';
 import { type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';

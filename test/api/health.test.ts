@@ -4,10 +4,10 @@ import request from 'supertest';
 import { formatEther, parseEther } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type AccountAbstractionAddresses, deployAccountAbstraction } from '../../src/chain/aa/deploy-aa.js';
+import type { LowDepositReport } from '../../src/aa/paymaster-deposits.js';
 import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
+import { type AccountAbstractionAddresses, deployAccountAbstraction } from '../../src/devnet/aa/deploy-aa.js';
 import type { OpenApiDocument } from '../../src/http/openapi/document.js';
-import type { LowDepositReport } from '../../src/services/aa/paymaster-deposits.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 

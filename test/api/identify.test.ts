@@ -6,7 +6,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selfAppFromDeepLink } from '../../src/core/deep-link.js';
 import { identifySessionSchema, identifyStatusSchema } from '../../src/http/schemas/sessions.js';
-import { identifyUserId } from '../../src/services/identify.js';
+import { identifyUserId } from '../../src/sessions/identify.js';
 import { expectSubmitted } from '../support/agents.js';
 import { testApp } from '../support/app.js';
 import { approveDeepLink, callbackTokenOf, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { accountAbstractionAddresses } from '../../src/chain/aa/deploy-aa.js';
+import { accountAbstractionAddresses } from '../../src/devnet/aa/deploy-aa.js';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/http/openapi/document.js';
 import { DOCS_ASSET_ROUTES } from '../../src/http/routes/docs.js';
 import { healthSchema } from '../../src/http/routes/health.js';

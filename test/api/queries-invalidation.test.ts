@@ -10,8 +10,8 @@
 import request from 'supertest';
 import { type Abi, type Address, getAddress, type Hex, keccak256, pad, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
 import { ChainGateway } from '../../src/chain/gateway.js';
+import { type DevChain, startDevChain } from '../../src/devnet/devchain.js';
 import { registerLinked } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { deployMutableProvider, providerRegistration, registerWithProvider as registerWith, reorgFrom as reorgOf } from '../support/chain-changes.js';

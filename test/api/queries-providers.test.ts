@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { type Address, getAddress, pad, parseEventLogs, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
+import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import type { TestSystem } from '../support/chain.js';
 import { type QueryTestApp, queryTestApp, testProviderArtifact } from '../support/queries.js';
 import { deployTestNetworks } from '../support/registration-flow.js';

@@ -14,13 +14,13 @@ import {
 } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBundleSubmitter } from '../../src/chain/aa/bundle-submitter.js';
-import { createLocalBundler, type LocalBundler } from '../../src/chain/aa/bundler.js';
-import { type AccountAbstractionAddresses, deployAccountAbstraction } from '../../src/chain/aa/deploy-aa.js';
-import { type PasskeySmartAccount, toPasskeySmartAccount } from '../../src/chain/aa/passkey-account.js';
-import { createLocalPaymaster } from '../../src/chain/aa/paymaster-rpc.js';
-import { type AaRpcServer, startAaRpcServer } from '../../src/chain/aa/rpc-server.js';
-import { fund } from '../../src/chain/embedded.js';
+import { type PasskeySmartAccount, toPasskeySmartAccount } from '../../src/aa/passkey-account.js';
+import { createBundleSubmitter } from '../../src/devnet/aa/bundle-submitter.js';
+import { createLocalBundler, type LocalBundler } from '../../src/devnet/aa/bundler.js';
+import { type AccountAbstractionAddresses, deployAccountAbstraction } from '../../src/devnet/aa/deploy-aa.js';
+import { createLocalPaymaster } from '../../src/devnet/aa/paymaster-rpc.js';
+import { type AaRpcServer, startAaRpcServer } from '../../src/devnet/aa/rpc-server.js';
+import { fund } from '../../src/devnet/embedded.js';
 import { softwarePasskey } from '../support/aa.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 

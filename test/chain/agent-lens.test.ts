@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { type Address, type Hex, toFunctionSelector, zeroAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentLens } from '../../src/chain/agent-lens.js';
-import { agentLensAbi } from '../../src/chain/artifacts/index.js';
 import { type ChainClient, createChainClient } from '../../src/chain/clients.js';
 import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
+import { agentLensAbi } from '../../src/contracts/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { newAccount, type RegisteredAgent, registerLinked, registerWalletFree } from '../support/agents.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
@@ -94,7 +94,7 @@ describe('AgentLens', () => {
     'calls only registry functions whose selectors onchain-facts documents for the Celo deployment (ownerOf: ERC-721)',
     () => {
       const facts = readFileSync(sharedPath('reference/onchain-facts.md'), 'utf8').toLowerCase();
-      const source = readFileSync(join(import.meta.dirname, '../../src/chain/contracts/AgentLens.sol'), 'utf8');
+      const source = readFileSync(join(import.meta.dirname, '../../src/contracts/solidity/AgentLens.sol'), 'utf8');
       const registryInterface = /interface ILensRegistry \{([\s\S]*?)\n\}/.exec(source)![1]!;
       const signatures = [...registryInterface.matchAll(/function (\w+)\(([^)]*)\)/g)].map(
         ([, name, params]) =>

@@ -8,7 +8,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, http, numberToHex } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STATES_KEPT, startDevChain } from '../../src/chain/devchain.js';
+import { STATES_KEPT, startDevChain } from '../../src/devnet/devchain.js';
 
 const anvilCache = join(homedir(), '.foundry', 'anvil', 'tmp');
 const cached = (): Set<string> => new Set(existsSync(anvilCache) ? readdirSync(anvilCache) : []);

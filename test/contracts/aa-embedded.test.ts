@@ -8,16 +8,16 @@ import { join } from 'node:path';
 import { type Address, parseEther } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENTRY_POINT_V07 } from '../../src/chain/aa/entry-point.js';
+import { createChainClient } from '../../src/chain/clients.js';
+import { sponsorPaymasterAbi } from '../../src/contracts/artifacts/index.js';
+import type { NetworkName } from '../../src/core/networks.js';
+import { ENTRY_POINT_V07 } from '../../src/devnet/aa/entry-point.js';
 import {
   SIMPLE_ACCOUNT_FACTORY_V07,
   simpleAccountFactoryAbi,
   simpleAccountFactoryCreate2Address,
-} from '../../src/chain/aa/simple-account-factory.js';
-import { sponsorPaymasterAbi } from '../../src/chain/artifacts/index.js';
-import { createChainClient } from '../../src/chain/clients.js';
-import { loadDevAccounts, startEmbeddedNetwork } from '../../src/chain/embedded.js';
-import type { NetworkName } from '../../src/core/networks.js';
+} from '../../src/devnet/aa/simple-account-factory.js';
+import { loadDevAccounts, startEmbeddedNetwork } from '../../src/devnet/embedded.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'registry-aa-embedded-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -21,17 +21,17 @@ import {
 import { entryPoint07Abi, entryPoint07Address, getUserOperationHash, toPackedUserOperation } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { type AccountAbstractionAddresses, accountAbstractionAddresses, deployAccountAbstraction } from '../../src/chain/aa/deploy-aa.js';
-import { ENTRY_POINT_V07 } from '../../src/chain/aa/entry-point.js';
 import {
   encodeWebAuthnSignature,
   type PasskeySmartAccount,
   passkeyAccountSignableHash,
   toPasskeySmartAccount,
-} from '../../src/chain/aa/passkey-account.js';
-import { passkeyAccountAbi, passkeyAccountFactoryAbi, sponsorPaymasterAbi } from '../../src/chain/artifacts/index.js';
+} from '../../src/aa/passkey-account.js';
 import { createChainClient, createChainWallet } from '../../src/chain/clients.js';
-import { fund } from '../../src/chain/embedded.js';
+import { passkeyAccountAbi, passkeyAccountFactoryAbi, sponsorPaymasterAbi } from '../../src/contracts/artifacts/index.js';
+import { type AccountAbstractionAddresses, accountAbstractionAddresses, deployAccountAbstraction } from '../../src/devnet/aa/deploy-aa.js';
+import { ENTRY_POINT_V07 } from '../../src/devnet/aa/entry-point.js';
+import { fund } from '../../src/devnet/embedded.js';
 import { encodePaymasterData, handleOps, softwarePasskey, sponsoredUserOperation, sponsorPaymasterHash } from '../support/aa.js';
 import { deployTestSystem, LOCAL, type LocalChainWallet, type TestSystem } from '../support/chain.js';
 

@@ -9,7 +9,7 @@ describe('committed contract artifacts', () => {
     contracts = compileContracts();
   }, 120_000);
 
-  it('are exactly what a fresh build of src/chain/contracts produces', () => {
+  it('are exactly what a fresh build of src/contracts/solidity produces', () => {
     const expected = new Map(contracts.map((c) => [`${c.name}.ts`, renderArtifact(c)]));
     expected.set('index.ts', renderIndex(contracts));
 

@@ -14,8 +14,8 @@ import {
   toFunctionSelector,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentDemoVerifierEd25519Abi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
+import { agentDemoVerifierEd25519Abi } from '../../src/contracts/artifacts/index.js';
 import { type Ed25519Agent, ed25519Data, expectSubmitted, newAccount, newEd25519Agent, submitProof } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, latestTimestamp, mined, registryAs, registryOf } from '../support/registry.js';

@@ -5,7 +5,7 @@ import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, concatBytes, encodeFunctionData, type Hex, hexToBytes } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ed25519VerifierAbi, ed25519VerifierBytecode } from '../../src/chain/artifacts/index.js';
+import { ed25519VerifierAbi, ed25519VerifierBytecode } from '../../src/contracts/artifacts/index.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, mined, registryOf } from '../support/registry.js';
 

@@ -14,8 +14,8 @@ import {
   zeroAddress,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistryAbi, humanProofProviderAbi, humanProofProviderBytecode } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
+import { agentRegistryAbi, humanProofProviderAbi, humanProofProviderBytecode } from '../../src/contracts/artifacts/index.js';
 import { newAccount, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { expectCallReverts, latestTimestamp, mined, registryEvents } from '../support/registry.js';

@@ -6,7 +6,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, type Hex, keccak256, stringToHex, toEventSelector, toFunctionSelector } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi, localIdentityHubAbi } from '../../src/chain/artifacts/index.js';
+import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi, localIdentityHubAbi } from '../../src/contracts/artifacts/index.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { hasSharedFile, readSharedJson } from '../support/shared.js';
 

@@ -16,8 +16,8 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistryAbi, localIdentityHubAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
+import { agentRegistryAbi, localIdentityHubAbi } from '../../src/contracts/artifacts/index.js';
 import {
   VERIFICATION_CONFIG_IDS,
   VERIFICATION_CONFIGS,

@@ -2,8 +2,8 @@
 // real anvil, with agents registered through the real hub path (onchain-facts 3, 9.1).
 import { type Address, domainSeparator, type Hex, keccak256, type LocalAccount, parseEventLogs, stringToHex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
+import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi } from '../../src/contracts/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { newAccount, type RegisteredAgent, registerLinked } from '../support/agents.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';

@@ -2,7 +2,7 @@
 // also checks that nothing was minted where that is observable.
 import { type Address, encodeAbiParameters, zeroAddress } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistryAbi, agentRegistryBytecode } from '../../src/chain/artifacts/index.js';
+import { agentRegistryAbi, agentRegistryBytecode } from '../../src/contracts/artifacts/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { registrationChallengeHash, signRegistrationChallenge } from '../../src/core/challenge.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';

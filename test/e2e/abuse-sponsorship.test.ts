@@ -33,9 +33,9 @@ import {
 } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DETERMINISTIC_DEPLOYER } from '../../src/chain/aa/entry-point.js';
-import { toPasskeySmartAccount } from '../../src/chain/aa/passkey-account.js';
-import { DEFAULT_BUDGETS } from '../../src/chain/aa/sponsorship-budget.js';
+import { toPasskeySmartAccount } from '../../src/aa/passkey-account.js';
+import { DETERMINISTIC_DEPLOYER } from '../../src/devnet/aa/entry-point.js';
+import { DEFAULT_BUDGETS } from '../../src/devnet/aa/sponsorship-budget.js';
 import { softwarePasskey } from '../support/aa.js';
 import { type DiscoveredStack, discoveredStack, embeddedChainClient } from '../support/discovered-aa.js';
 import { type ServiceProcess, startServiceProcess } from '../support/service-process.js';

@@ -18,8 +18,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TASK_LIFETIMES } from '../../src/a2a/task-store.js';
 import { type RequestSigner, signedHeaders } from '../../src/core/signed-request.js';
+import { DEFAULT_CHAT_HISTORY } from '../../src/demo/chat.js';
 import { DEFAULT_AGENT_MESSAGE_LIMITS } from '../../src/services/agent-message-limits.js';
-import { DEFAULT_CHAT_HISTORY } from '../../src/services/demo/chat.js';
 import { startServiceProcess, tsxBin as tsx } from '../support/service-process.js';
 
 const run = promisify(execFile);

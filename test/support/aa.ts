@@ -26,7 +26,7 @@ import {
   type UserOperation,
   type WebAuthnAccount,
 } from 'viem/account-abstraction';
-import type { PasskeySmartAccount } from '../../src/chain/aa/passkey-account.js';
+import type { PasskeySmartAccount } from '../../src/aa/passkey-account.js';
 import type { ChainClient, ChainWallet } from '../../src/chain/clients.js';
 
 const RP_ID = 'registry.localhost';

@@ -2,7 +2,7 @@
 // strength (no registry event says so), and a chain reorganisation (anvil_reorg). For tests of the caches' invalidation.
 import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, pad, toHex } from 'viem';
 import { expect } from 'vitest';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
+import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import type { LocalChainWallet, TestSystem } from './chain.js';
 import { compileTestContract } from './queries.js';
 import { mined, registryAs, registryOf } from './registry.js';

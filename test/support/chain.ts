@@ -3,10 +3,10 @@ import type { Hex } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { inject } from 'vitest';
 import { type ChainClient, type ChainWallet, createChainClient, createChainWallet } from '../../src/chain/clients.js';
-import { type Deployment, deployContracts } from '../../src/chain/deploy.js';
-import { fund } from '../../src/chain/embedded.js';
 import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import type { NetworkName } from '../../src/core/networks.js';
+import { type Deployment, deployContracts } from '../../src/devnet/deploy.js';
+import { fund } from '../../src/devnet/embedded.js';
 
 /** A wallet whose account is a local one, so it can also sign as an agent key (agents.ts, the demo verifier). */
 export type LocalChainWallet = ChainWallet & { account: PrivateKeyAccount };

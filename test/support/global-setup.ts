@@ -3,7 +3,7 @@
 // sources, as `npm start` does first: end-to-end tests run the service as users run it.
 import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
-import { type DevChain, startDevChain } from '../../src/chain/devchain.js';
+import { type DevChain, startDevChain } from '../../src/devnet/devchain.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

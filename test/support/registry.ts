@@ -2,8 +2,8 @@
 // events, revert expectations (of a call or of a submitted proof) and the chain's clock.
 import { type Address, getContract, type Hex, isAddressEqual, parseEventLogs, type TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import type { ChainWallet } from '../../src/chain/clients.js';
+import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import {
   decodeRevert,
   documentNullifier,

@@ -5,9 +5,9 @@ import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { concat, createClient, custom, encodeAbiParameters, encodeFunctionData, getAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { decodeAccountCalls, simpleAccountExecuteAbi } from '../../src/chain/aa/account-calls.js';
-import { encodePasskeyAccountCalls } from '../../src/chain/aa/passkey-account.js';
-import { passkeyAccountAbi } from '../../src/chain/artifacts/PasskeyAccount.js';
+import { encodePasskeyAccountCalls } from '../../src/aa/passkey-account.js';
+import { passkeyAccountAbi } from '../../src/contracts/artifacts/PasskeyAccount.js';
+import { decodeAccountCalls, simpleAccountExecuteAbi } from '../../src/devnet/aa/account-calls.js';
 
 const A = getAddress('0x00000000000000000000000000000000000000aa');
 const B = getAddress('0x00000000000000000000000000000000000000bb');

@@ -1,7 +1,7 @@
 // The proxy's duplicate-key scan: a repeated key anywhere (decoded, so escapes do not hide it), with where it is;
 // strings that merely look like keys, and the same key in sibling objects, are not repeats.
 import { describe, expect, it } from 'vitest';
-import { findDuplicateKey } from '../../src/services/aa/json-duplicate-keys.js';
+import { findDuplicateKey } from '../../src/aa/json-duplicate-keys.js';
 
 describe('findDuplicateKey', () => {
   it.each([

@@ -4,8 +4,8 @@ import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, pad } f
 import { describe, expect, it } from 'vitest';
 import { decodeRegistryLog as logEffect } from '../../src/chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
-import { agentRegistryAbi } from '../../src/chain/artifacts/index.js';
 import { type LogSubscriber, REORG_WINDOW, type RegistryEventFollower } from '../../src/chain/registry-events.js';
+import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache } from '../../src/services/agent-cache.js';

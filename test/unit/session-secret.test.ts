@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadSessionSecret } from '../../src/sessions/session-secret.js';
+import { loadSessionSecret } from '../../src/store/kept-secret.js';
 
 const root = mkdtempSync(join(tmpdir(), 'session-secret-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

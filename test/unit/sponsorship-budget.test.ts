@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parseEther } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DIRECT_CLIENT } from '../../src/chain/aa/sponsoree-header.js';
+import { DIRECT_CLIENT } from '../../src/aa/sponsoree-header.js';
 import {
   BUDGET_BUCKET_MS,
   BUDGET_WINDOW_MS,
@@ -15,8 +15,8 @@ import {
   chargeBuckets,
   createMemoryBudgetLedger,
   sponsorshipBudgets,
-} from '../../src/chain/aa/sponsorship-budget.js';
-import { storeBudgetLedger } from '../../src/services/aa/sponsorship-budget-ledger.js';
+} from '../../src/devnet/aa/sponsorship-budget.js';
+import { storeBudgetLedger } from '../../src/devnet/aa/sponsorship-budget-ledger.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 
 const SENDER = '0x00000000000000000000000000000000000000aA';

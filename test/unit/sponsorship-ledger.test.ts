@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { storeSponsorshipLedger } from '../../src/services/aa/sponsorship-ledger.js';
+import { storeSponsorshipLedger } from '../../src/devnet/aa/sponsorship-ledger.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 
 const SENDER = '0x00000000000000000000000000000000000000aA';

@@ -3,7 +3,7 @@
 // The one place that reads registry log topics: the query cache invalidates from it and the owner/guardian
 // index is built from it.
 import { type Address, encodeEventTopics, getAddress, type Hex, hexToBigInt, slice } from 'viem';
-import { agentRegistryAbi } from '../artifacts/index.js';
+import { agentRegistryAbi } from '../../contracts/artifacts/index.js';
 
 type RegistryEventName = Extract<(typeof agentRegistryAbi)[number], { type: 'event' }>['name'];
 

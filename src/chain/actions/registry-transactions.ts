@@ -3,7 +3,7 @@
 // does not know, reads as `undefined`, never as an error: a session asks again at its next status read. A node
 // that does not answer is an error, though: "unknown to the chain" must not be concluded from an outage.
 import { type Address, decodeFunctionData, type Hex, isAddressEqual, parseEventLogs, size, slice, TransactionReceiptNotFoundError } from 'viem';
-import { agentRegistryAbi } from '../artifacts/index.js';
+import { agentRegistryAbi } from '../../contracts/artifacts/index.js';
 import type { ChainClient } from '../clients.js';
 
 export interface RegistryTransaction {

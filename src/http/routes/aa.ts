@@ -2,7 +2,7 @@
 // the JSON-RPC request in its order. They read their own body (a size limit on the bytes as they arrive, and the
 // exact text forwarded), answer only JSON, and send no CORS headers: the proxy has its own origin rule.
 import type { Request } from 'express';
-import type { AaCall, AaProxyService, AaRoute } from '../../services/aa/aa-proxy.js';
+import type { AaCall, AaProxyService, AaRoute } from '../../aa/aa-proxy.js';
 import { clientKeyOf } from '../../services/rate-limits.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';

@@ -4,7 +4,7 @@
 import type { Request } from 'express';
 import { NETWORKS } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
-import type { DemoChainVerifyService } from '../../services/demo/chain-verify.js';
+import type { DemoChainVerifyService } from '../../demo/chain-verify.js';
 import type { Services } from '../../services/index.js';
 import type { SignedRequest } from '../../services/signed-requests.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import type { PaymasterDepositStatus } from '../../aa/paymaster-deposits.js';
 import type { ChainGateway } from '../../chain/gateway.js';
 import type { NetworkName } from '../../core/networks.js';
-import type { PaymasterDepositStatus } from '../../services/aa/paymaster-deposits.js';
 import type { StoreHealth } from '../../services/store-health.js';
 import type { Route } from '../route.js';
 

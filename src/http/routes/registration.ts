@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { SESSION_BASE_PATHS } from '../../core/endpoints.js';
-import type { RegistrationService } from '../../services/registration.js';
+import type { RegistrationService } from '../../sessions/registration.js';
+import { sessionTokenOf } from '../request-token.js';
 import type { Route } from '../route.js';
 import {
   challengeRequestSchema,
@@ -12,7 +13,6 @@ import {
   registrationSessionSchema,
   registrationStatusSchema,
 } from '../schemas/registration.js';
-import { sessionTokenOf } from '../session-token.js';
 import { documented, parseWith } from '../validation.js';
 import { badRequest, chainFailure, followUpRoutes, tokenErrors, tooMany } from './session-follow-up.js';
 

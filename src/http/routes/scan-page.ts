@@ -10,7 +10,7 @@ import type { Request, Response } from 'express';
 import { SCAN_PAGE_PATH } from '../../core/endpoints.js';
 import { serviceErrorOf } from '../../core/errors.js';
 import type { Services } from '../../services/index.js';
-import { ScanPages } from '../../services/scan-page.js';
+import { ScanPages } from '../../sessions/scan-page.js';
 import type { Route } from '../route.js';
 import { contentSecurityPolicy } from '../scan-page/assets.js';
 import { errorPageHtml, scanPageHtml } from '../scan-page/page.js';

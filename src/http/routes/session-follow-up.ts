@@ -2,11 +2,11 @@
 // while the session waits, and the identity app's callback. Session answers carry tokens: never cached.
 import type { z } from 'zod';
 import type { SessionType } from '../../core/session-types.js';
-import type { ChainSyncedSessions } from '../../services/session-flow.js';
+import type { ChainSyncedSessions } from '../../sessions/session-flow.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
+import { sessionTokenOf } from '../request-token.js';
 import type { Route } from '../route.js';
 import { callbackAckSchema, callbackReportSchema, qrQuerySchema, registrationQrSchema } from '../schemas/registration.js';
-import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
 
 export const chainFailure: ResponseDoc = { description: 'The chain RPC failed' };

@@ -4,8 +4,9 @@ import type { z } from 'zod';
 import { SESSION_BASE_PATHS } from '../../core/endpoints.js';
 import type { SessionType } from '../../core/session-types.js';
 import type { Services } from '../../services/index.js';
-import type { CallbackReport, SessionQr } from '../../services/session-flow.js';
+import type { CallbackReport, SessionQr } from '../../sessions/session-flow.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
+import { sessionTokenOf } from '../request-token.js';
 import type { Route } from '../route.js';
 import type { callbackAckSchema } from '../schemas/registration.js';
 import {
@@ -19,7 +20,6 @@ import {
   refreshSessionSchema,
   refreshStatusSchema,
 } from '../schemas/sessions.js';
-import { sessionTokenOf } from '../session-token.js';
 import { parseWith } from '../validation.js';
 import { badRequest, chainFailure, followUpRoutes, tokenErrors, tooMany } from './session-follow-up.js';
 

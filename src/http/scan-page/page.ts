@@ -1,7 +1,7 @@
 // The scan page as HTML, rendered on the server from the session's state; and the same page's look for a refusal.
 // Every value that reaches the markup goes through escapeHtml, whatever its source.
 import type { RequestedDisclosures } from '../../core/disclosures.js';
-import type { WatchedSession } from '../../services/scan-page.js';
+import type { WatchedSession } from '../../sessions/scan-page.js';
 import type { ScanPageState } from '../schemas/scan-page.js';
 import { SCRIPT, STYLE } from './assets.js';
 import { disclosureWords, KIND_WORDS, modeWords, networkWords, openedState } from './state.js';

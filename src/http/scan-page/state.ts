@@ -5,9 +5,9 @@ import { agentCardPath } from '../../core/endpoints.js';
 import { chainIdOf, NETWORKS, type NetworkName } from '../../core/networks.js';
 import { MODE_RULES, type RegistrationMode } from '../../core/registration-modes.js';
 import type { SessionType } from '../../core/session-types.js';
-import type { WatchedSession } from '../../services/scan-page.js';
-import type { WatchEnd } from '../../services/session-watch.js';
-import type { AnySessionStatus } from '../../services/sessions.js';
+import type { WatchedSession } from '../../sessions/scan-page.js';
+import type { WatchEnd } from '../../sessions/session-watch.js';
+import type { AnySessionStatus } from '../../sessions/sessions.js';
 import type { ScanPageState } from '../schemas/scan-page.js';
 
 /** How the page names each kind of session. */

@@ -2,8 +2,8 @@
 // document shows exactly what is checked; the answers are the token and the upstream's JSON-RPC response.
 import { z } from 'zod';
 
-export { aaQuerySchema } from '../../services/aa/aa-proxy.js';
-export { bundlerRequestSchema, paymasterRequestSchema } from '../../services/aa/json-rpc-request.js';
+export { aaQuerySchema } from '../../aa/aa-proxy.js';
+export { bundlerRequestSchema, paymasterRequestSchema } from '../../aa/json-rpc-request.js';
 
 export const aaTokenSchema = z
   .object({

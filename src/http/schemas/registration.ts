@@ -120,7 +120,7 @@ export const stageSchema = z.enum(['qr-ready', 'proof-received', 'completed', 'f
 const modeSchema = z.enum(REGISTRATION_MODES).meta({ id: 'RegistrationMode' });
 export const networkSchema = z.enum(['mainnet', 'testnet']).meta({ id: 'Network' });
 
-/** The fields every session answer carries (src/services/session-view.ts). */
+/** The fields every session answer carries (src/sessions/session-view.ts). */
 export const sessionViewShape = {
   sessionToken: z.string().describe('Refreshed session token (same session, same expiry); use the latest one'),
   stage: stageSchema,
