@@ -1,31 +1,52 @@
 // npm run check:imports: the import graph of src/ has no cycle (type-only imports count too: a cycle of types is
-// still two modules that cannot be understood one without the other), and the layers keep their direction:
-// core imports no other layer, services import no adapter, and the two adapters (a2a, http) never import each
-// other. Exits 1 with every violation listed.
+// still two modules that cannot be understood one without the other), and each folder imports only the folders
+// below it (README, Architecture): core and the generated contracts import nothing, chain never imports the
+// embedded dev chains, the feature rooms (sessions, aa, demo) import no adapter, the adapters (a2a, http) never
+// import each other, and only the composition root enters devnet. Exits 1 with every violation listed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..', 'src');
-/** Folders a folder must not import from (first path segment under src/). */
-const FORBIDDEN: Record<string, readonly string[]> = {
-  core: ['a2a', 'http', 'services', 'sessions', 'store', 'chain', 'identity-app'],
-  services: ['a2a', 'http'],
-  sessions: ['a2a', 'http', 'services'],
-  store: ['a2a', 'http', 'services', 'sessions', 'chain'],
-  chain: ['a2a', 'http', 'services', 'sessions', 'store'],
-  // the client SDK is published on its own: it may use the pure domain and nothing else of the service
-  client: ['a2a', 'http', 'services', 'sessions', 'store', 'chain', 'identity-app'],
-  a2a: ['http'],
-  http: ['a2a'],
-};
+
 /**
- * Modules of a forbidden layer that a layer may still import, because they are self-contained: the passkey
- * smart account (viem and generated ABIs only) and the generated artifacts are part of the client SDK too.
+ * What each folder (first path segment under src/, or a module at the top of src/) may import besides itself:
+ * whole folders, or single modules (paths under src/) where a folder may use one self-contained part of another.
+ * main.ts, the composition root, may import anything and is not listed.
  */
-const ALLOWED: Record<string, readonly string[]> = {
-  client: ['aa/passkey-account.ts', 'chain/artifacts/'],
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  core: [],
+  contracts: [],
+  store: ['core'],
+  'metrics.ts': ['store'],
+  'logger.ts': ['core'],
+  'startup-timer.ts': [],
+  chain: ['core', 'contracts'],
+  // the local bundler and paymaster read the calls of a passkey account, check the header the proxy sends and
+  // top up the deposit the service watches: those three modules, not the proxy service
+  devnet: ['core', 'contracts', 'chain', 'store', 'aa/passkey-account.ts', 'aa/sponsoree-header.ts', 'aa/paymaster-deposit.ts'],
+  // the one per-client limiter counts session creation and proxied calls alike
+  sessions: ['core', 'chain', 'store', 'services/rate-limits.ts'],
+  aa: ['core', 'contracts', 'chain', 'store', 'metrics.ts', 'services/rate-limits.ts'],
+  services: ['core', 'chain', 'store', 'metrics.ts', 'sessions', 'aa', 'demo'],
+  // the demo is built on the public use cases, and its own agent registers through the mock identity app
+  demo: ['core', 'chain', 'store', 'services', 'identity-app'],
+  // the mock identity app finds the embedded chains' accounts and durable block in DATA_DIR
+  'identity-app': ['core', 'contracts', 'chain', 'devnet'],
+  // the client SDK is published on its own: the pure domain, the generated ABIs and the passkey account
+  client: ['core', 'contracts', 'aa/passkey-account.ts'],
+  'config.ts': ['core', 'chain', 'aa', 'devnet'],
+  a2a: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'demo'],
+  http: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'aa', 'demo'],
 };
-const allowed = (from: string, target: string): boolean => (ALLOWED[from] ?? []).some((prefix) => target.startsWith(prefix));
+
+/** Rooms with a narrow entrance: only these modules or folders may import them (besides the room itself). */
+const ENTERED_ONLY_BY: Record<string, readonly string[]> = {
+  // the embedded chains and the local ERC-4337 nodes are started by the composition root, nothing else
+  devnet: ['main.ts', 'config.ts', 'identity-app'],
+  // use cases are composed in services/index.ts and reached through the adapters
+  aa: ['main.ts', 'config.ts', 'services/index.ts', 'http', 'client', 'devnet'],
+  demo: ['main.ts', 'services/index.ts', 'http', 'a2a'],
+};
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
@@ -50,23 +71,33 @@ for (const file of files) {
 
 const problems: string[] = [];
 const name = (file: string): string => relative(ROOT, file);
-const layerOf = (file: string): string => name(file).split('/')[0] as string;
+const layerOf = (path: string): string => path.split('/')[0] as string;
+/** `rule` (a folder, a top-level module or a module path) covers the module at `path`. */
+const covers = (rule: string, path: string): boolean => rule === path || layerOf(path) === rule;
+const mayImport = (layer: string, path: string): boolean =>
+  layer === 'main.ts' || layerOf(path) === layer || (MAY_IMPORT[layer]?.some((rule) => covers(rule, path)) ?? false);
 
-// what the client may import must not pull the rest of its layer in behind it
-for (const [from, prefixes] of Object.entries(ALLOWED)) {
-  for (const [file, targets] of graph) {
-    if (!prefixes.some((prefix) => name(file).startsWith(prefix))) continue;
-    for (const target of targets) {
-      if (!prefixes.some((prefix) => name(target).startsWith(prefix)))
-        problems.push(`layer: src/${name(file)} (used by ${from}) imports src/${name(target)}`);
-    }
+const unruled = new Set<string>();
+for (const [file, targets] of graph) {
+  const from = name(file);
+  const layer = layerOf(from);
+  if (layer !== 'main.ts' && !(layer in MAY_IMPORT) && !unruled.has(layer)) {
+    unruled.add(layer);
+    problems.push(`layer: src/${layer} has no rule: say in MAY_IMPORT what it may import`);
+  }
+  for (const target of targets.map(name)) {
+    if (!mayImport(layer, target)) problems.push(`layer: src/${from} imports src/${target}`);
+    const entrances = ENTERED_ONLY_BY[layerOf(target)];
+    if (entrances && layerOf(target) !== layer && !entrances.some((rule) => covers(rule, from)))
+      problems.push(`entrance: src/${from} imports src/${target} (only ${entrances.join(', ')} may)`);
   }
 }
 
-for (const [file, targets] of graph) {
-  for (const target of targets) {
-    if (FORBIDDEN[layerOf(file)]?.includes(layerOf(target)) && !allowed(layerOf(file), name(target))) {
-      problems.push(`layer: src/${name(file)} imports src/${name(target)}`);
+// a single module a folder may import must not pull the rest of its own folder in behind it
+for (const [layer, rules] of Object.entries(MAY_IMPORT)) {
+  for (const module of rules.filter((rule) => rule.endsWith('.ts') && rule.includes('/'))) {
+    for (const target of graph.get(join(ROOT, module)) ?? []) {
+      if (!mayImport(layer, name(target))) problems.push(`layer: src/${module} (used by ${layer}) imports src/${name(target)}`);
     }
   }
 }

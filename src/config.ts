@@ -1,10 +1,10 @@
 // The one place where the environment is read: validated once at start into a typed Config.
 import { type Address, getAddress, isAddress, parseEther } from 'viem';
 import { z } from 'zod';
+import { DEFAULT_MINIMUM_DEPOSIT } from './aa/paymaster-deposit.js';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
 import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
-import { DEFAULT_MINIMUM_DEPOSIT } from './devnet/aa/deploy-aa.js';
 import { type BudgetLimit, DEFAULT_BUDGETS, type SponsorshipBudgetLimits } from './devnet/aa/sponsorship-budget.js';
 
 /** A network served by an external RPC (Celo, or any node the operator runs). */

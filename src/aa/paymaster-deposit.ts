@@ -1,7 +1,13 @@
 // A paymaster's deposit on the EntryPoint: what sponsored operations are paid from.
-import type { Address } from 'viem';
+import { type Address, parseEther } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
 import type { ChainClient } from '../chain/clients.js';
+
+/**
+ * Below this a paymaster's deposit counts as low (AA_PAYMASTER_LOW_DEPOSIT's default), and the local paymaster's is
+ * topped up again at start.
+ */
+export const DEFAULT_MINIMUM_DEPOSIT = parseEther('10');
 
 export interface PaymasterOnChain {
   entryPoint: Address;

@@ -53,7 +53,7 @@ export interface NetworkHealth {
   error?: string;
 }
 
-/** What the gateway needs of the supervisor of an embedded chain (supervisor.ts). */
+/** What the gateway needs of the supervisor of an embedded chain (devnet/supervisor.ts). */
 export interface LocalChainControl extends ChainRunState {
   makeDurable(block?: bigint): Promise<void>;
   /** Calls the listener with the chain's head after each restart from the state file. */

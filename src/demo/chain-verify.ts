@@ -3,7 +3,7 @@
 // agents sign EIP-712 MetaVerify; Ed25519 agents sign the contract's messageHash, 32 raw bytes, and are named by
 // their raw public key as in the registry). Unlike the deployed service,
 // the HTTP signature is checked first (a gate, not only a replay key). At most 3 relayed transactions per sliding
-// hour per human (nullifier), counted by the store's rate limiter (rate-limits.ts).
+// hour per human (nullifier), counted by the store's rate limiter (services/rate-limits.ts).
 import type { Hex } from 'viem';
 import { z } from 'zod';
 import type { DemoVerifierGateway, MetaVerifyRefusal } from '../chain/demo-verifier-gateway.js';

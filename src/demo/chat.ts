@@ -4,7 +4,7 @@
 // Conversation turns are kept per session_id on the store port, bounded: no token in them (a status question
 // carries its session token: redacted before anything is kept), each turn at most a message's size, a session's
 // turns within a byte budget (the oldest go first), and kept an hour by default. With the per-client message rate
-// (agent-message-limits.ts), what one client can make the store hold is bounded.
+// (services/agent-message-limits.ts), what one client can make the store hold is bounded.
 import { badRequest, ServiceError } from '../core/errors.js';
 import type { NetworkName } from '../core/networks.js';
 import { AGENT_HEADERS } from '../core/signed-request.js';

@@ -1,6 +1,6 @@
 // The service's own demo agent on an embedded test chain: a key generated once and kept in DATA_DIR (0600, like
-// the local chains' dev accounts; it is the service's key, never a user's), registered wallet-free through this
-// mock identity app with a mock passport of its own, and registered again if the chain no longer knows it.
+// the local chains' dev accounts; it is the service's key, never a user's), registered wallet-free through the
+// mock identity app (src/identity-app) with a mock passport of its own, and registered again if the chain no longer knows it.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { LocalAccount } from 'viem';

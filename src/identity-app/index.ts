@@ -1,7 +1,6 @@
 // The mock identity app for test networks (library part): mock documents, the disclosure the circuit would
 // reveal, the attester's signature the local hub checks, and the submission through verifySelfProof.
 
-export * from '../demo/demo-agent.js';
 export * from './attestation.js';
 export * from './disclosure-output.js';
 export * from './document.js';

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LocalAccount } from 'viem';
 import { type AaProxyOptions, AaProxyService } from '../aa/aa-proxy.js';
-import type { PaymasterOnChain } from '../aa/paymaster-deposit.js';
+import { DEFAULT_MINIMUM_DEPOSIT, type PaymasterOnChain } from '../aa/paymaster-deposit.js';
 import { type LowDepositReport, PaymasterDeposits } from '../aa/paymaster-deposits.js';
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
@@ -13,7 +13,6 @@ import { DemoCensusService } from '../demo/census.js';
 import { DemoChainVerifyService } from '../demo/chain-verify.js';
 import { type ChatBackend, type ChatHistoryOptions, DEFAULT_CHAT_HISTORY, DemoChatService, externalChatBackend } from '../demo/chat.js';
 import { DemoVerifyService } from '../demo/verify.js';
-import { DEFAULT_MINIMUM_DEPOSIT } from '../devnet/aa/deploy-aa.js';
 import { Metrics } from '../metrics.js';
 import { DeregistrationService } from '../sessions/deregistration.js';
 import { IdentifyService } from '../sessions/identify.js';
@@ -58,10 +57,10 @@ export interface ServiceOptions {
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /**
    * How long a transaction the identity app reports may stay unknown to the chain before its session fails;
-   * default 60 s on embedded chains, 5 min on external RPCs (reported-transaction.ts).
+   * default 60 s on embedded chains, 5 min on external RPCs (sessions/reported-transaction.ts).
    */
   reportedTxTimeoutMs?: number;
-  /** Following open sessions (session-watch.ts): longest pause between status reads, most sessions at once. */
+  /** Following open sessions (sessions/session-watch.ts): longest pause between status reads, most sessions at once. */
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
   /** Long-lived streams: open per client, per task or session, in all, and their longest life (stream-limits.ts). */
   streamLimits?: Partial<StreamLimitRules>;

@@ -1,3 +1,5 @@
+// Secrets the service keys something with (session tokens, account-abstraction proxy tokens): a setting, else a file
+// under DATA_DIR, else one shared by every instance through the store.
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
 // contract lands at a new address by itself.
 import { type Address, encodeAbiParameters, getContractAddress, type Hex, keccak256, parseEther, stringToHex } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
-import { readPaymasterDeposit } from '../../aa/paymaster-deposit.js';
+import { DEFAULT_MINIMUM_DEPOSIT, readPaymasterDeposit } from '../../aa/paymaster-deposit.js';
 import type { ChainClient, ChainWallet } from '../../chain/clients.js';
 import { passkeyAccountFactoryBytecode, sponsorPaymasterBytecode } from '../../contracts/artifacts/index.js';
 import { DETERMINISTIC_DEPLOYER, deployDeterministic, deployEntryPointV07, ENTRY_POINT_V07 } from './entry-point.js';
@@ -39,8 +39,6 @@ export interface DeployAccountAbstractionOptions {
 const FACTORY_SALT: Hex = keccak256(stringToHex('agent-identity-registry:PasskeyAccountFactory'));
 const PAYMASTER_SALT: Hex = keccak256(stringToHex('agent-identity-registry:SponsorPaymaster'));
 const DEFAULT_DEPOSIT = parseEther('100');
-/** Also where the service calls the deposit low (AA_PAYMASTER_LOW_DEPOSIT's default): a restart tops it up. */
-export const DEFAULT_MINIMUM_DEPOSIT = parseEther('10');
 
 const deterministicAddress = (bytecode: Hex, salt: Hex): Address =>
   getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt, bytecode });

@@ -23,7 +23,7 @@
 //   maxFeePerGas at most maxCostPerOperation (default 0.05 of the native token).
 // - token budget, client budget, global budget: senders cost nothing to make, so the sender limit alone bounds
 //   nothing; what is signed is charged, in gas and in wei, to the budgets of the proxy token and of the client
-//   address the proxy vouches for (sponsoree-header.ts) and to the paymaster's own, per rolling hour
+//   address the proxy vouches for (aa/sponsoree-header.ts) and to the paymaster's own, per rolling hour
 //   (sponsorship-budget.ts). Like the sender limit, a signature counts whether or not the operation is sent.
 import {
   type Address,

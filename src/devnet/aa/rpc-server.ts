@@ -16,7 +16,7 @@ export interface AaRpcServerOptions {
   /** Default 0: a free port. */
   port?: number;
   /**
-   * The key the proxy MACs its x-sponsoree header with (sponsoree-header.ts): the paymaster then charges that client's
+   * The key the proxy MACs its x-sponsoree header with (aa/sponsoree-header.ts): the paymaster then charges that client's
    * budgets. Absent, or a request without the header: a direct caller. A header that does not verify is refused.
    */
   sponsoreeKey?: Uint8Array;
