@@ -468,6 +468,8 @@ async function main(): Promise<void> {
   console.log(describe(service.url, service.chains, service.accountAbstraction));
   if (service.metricsUrl) console.log(`  metrics on ${service.metricsUrl}`);
   logger.info({ startup: service.startup }, `started in ${Math.round(service.startup.totalMs)} ms`);
+  // the start's lines (chains, addresses) are wanted now, not when the log's first batch fills
+  logger.flush();
   // from here on, console output (the A2A SDK's) goes through the logger
   routeConsoleTo(logger, { isCallerError: isA2aCallerError });
 
