@@ -38,22 +38,21 @@ const FLUSH_TIMEOUT_MS = 2_000;
 /**
  * Writes what the logger has queued; resolves once written (or at once when nothing is queued or it cannot be, and
  * after FLUSH_TIMEOUT_MS at most: a reader that stopped reading must not hold a shutdown).
+ * Twice: sonic-boom calls a flush back on the 'drain' of the write under way, which may leave up to minLength bytes
+ * held behind it; the second flush writes those, and is called back once they are out.
  */
 export function flushLogger(logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, FLUSH_TIMEOUT_MS);
-    timer.unref();
-    try {
-      logger.flush(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    } catch {
-      // a destination that cannot flush (not yet open, or already closed): nothing more can be written
-      clearTimeout(timer);
-      resolve();
-    }
-  });
+  const once = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      try {
+        logger.flush((error) => (error ? reject(error) : resolve()));
+      } catch (error) {
+        // a destination that cannot flush (not yet open, or already closed): nothing more can be written
+        reject(error);
+      }
+    });
+  const timeout = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS).unref());
+  return Promise.race([once().then(once), timeout]).catch(() => undefined);
 }
 
 /**
