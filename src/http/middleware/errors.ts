@@ -2,6 +2,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { serviceErrorOf } from '../../core/errors.js';
+import { PolicyRefusalError } from '../../core/policy-refusal.js';
 import { bodyLimitText } from '../route.js';
 import { requestIdOf } from './request-log.js';
 import { routeLabel } from './route-label.js';
@@ -42,10 +43,10 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 };
 
 /**
- * Failures become `{"error": ...}`. A ServiceError counts wherever it sits among the causes: a chain that does not
- * answer is raised under viem's own errors. A refusal of the caller's request (4xx) is logged at warn with its
- * status, route and message and no stack: the caller's mistake, not ours. A failure of ours (5xx) is logged at error
- * with the error itself; an unexpected one is answered 500 without its details.
+ * Failures become `{"error": ...}`, a policy's refusal `{"error", "policy"}`. A ServiceError counts wherever it sits
+ * among the causes: a chain that does not answer is raised under viem's own errors. A refusal of the caller's request
+ * (4xx) is logged at warn with its status, route and message and no stack: the caller's mistake, not ours. A failure
+ * of ours (5xx) is logged at error with the error itself; an unexpected one is answered 500 without its details.
  */
 export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
@@ -66,5 +67,6 @@ export const errorHandler =
       return;
     }
     if (serviceError?.retryAfterSeconds !== undefined) res.set('Retry-After', String(serviceError.retryAfterSeconds));
-    res.status(answer.status).json({ error: answer.message });
+    // a policy's refusal names the policy too ({error, policy}), as the client SDK's verifier answers it
+    res.status(answer.status).json(serviceError instanceof PolicyRefusalError ? serviceError.answer.body : { error: answer.message });
   };
