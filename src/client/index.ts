@@ -1,14 +1,41 @@
 // The client SDK of the agent identity registry (package subpath `./client`): sign requests as an agent, check
-// signed responses, register an agent through a registry service, and use its account-abstraction proxy with a
-// passkey smart account. It depends on src/core, the passkey account and the generated ABIs only (npm run lint
-// checks it), so it is published on its own.
+// signed responses and the human behind an agent (policies, per-human quotas), register an agent through a registry
+// service, and use its account-abstraction proxy with a passkey smart account. It depends on src/core, the passkey
+// account and the generated ABIs only (npm run lint checks it), so it is published on its own.
 
 export type { PasskeySmartAccount, PasskeySmartAccountParameters } from '../aa/passkey-account.js';
 export { passkeyCoordinates, toPasskeySmartAccount } from '../aa/passkey-account.js';
+export type {
+  AgentPolicy,
+  AgentPolicyInput,
+  CompiledPolicy,
+  CompileOptions,
+  EnforceOptions,
+  PolicyCheck,
+  PolicyCredentials,
+  PolicyName,
+  PolicyOutcome,
+  PolicyRefusal,
+  PolicySubject,
+} from '../core/agent-policy.js';
+export {
+  agentPolicySchema,
+  checkPolicy,
+  compilePolicy,
+  DEFAULT_REGISTRY_MAX_PROOF_AGE_S,
+  enforcePolicy,
+  policySubjectOf,
+} from '../core/agent-policy.js';
+export type { Quota, QuotaInput, QuotaStore, QuotaTier, QuotaUse } from '../core/human-quota.js';
+export { MemoryQuotaStore, quotaKeyOf, quotaSchema } from '../core/human-quota.js';
+export type { RefusalAnswer } from '../core/policy-refusal.js';
+export { refusalAnswer, refusalResponse } from '../core/policy-refusal.js';
 export type { AaProxyOptions, ProxyToken } from './account-abstraction.js';
 export { AA_PROXY_TOKEN_HEADER, AaProxyError, aaProxyClients, aaProxyTransports, fetchProxyToken, proxyFetch } from './account-abstraction.js';
 export type { ReplayGuard, RequireAgentOptions, VerifiedRequestAgent } from './express.js';
 export { memoryReplayGuard, requireAgent } from './express.js';
+export type { RedisEvalClient, RedisQuotaStoreOptions } from './redis-quota-store.js';
+export { redisQuotaStore } from './redis-quota-store.js';
 export type { ExportedKey, OpenedRegistration, RegistrationRequest, SessionState } from './registration.js';
 export { RegistryClient, RegistryError, signerFromExport } from './registration.js';
 export type { RequestSigner, RequestSignerIdentity } from './signing.js';
