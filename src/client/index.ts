@@ -29,7 +29,7 @@ export {
 export type { Quota, QuotaInput, QuotaStore, QuotaTier, QuotaUse } from '../core/human-quota.js';
 export { MemoryQuotaStore, quotaKeyOf, quotaSchema } from '../core/human-quota.js';
 export type { RefusalAnswer } from '../core/policy-refusal.js';
-export { refusalAnswer, refusalResponse } from '../core/policy-refusal.js';
+export { policyRefusalBodySchema, refusalAnswer, refusalResponse } from '../core/policy-refusal.js';
 export type { AaProxyOptions, ProxyToken } from './account-abstraction.js';
 export { AA_PROXY_TOKEN_HEADER, AaProxyError, aaProxyClients, aaProxyTransports, fetchProxyToken, proxyFetch } from './account-abstraction.js';
 export type { ReplayGuard, RequireAgentOptions, VerifiedRequestAgent } from './express.js';

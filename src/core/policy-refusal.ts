@@ -1,7 +1,16 @@
 // The answer to a request a policy refused, built once so the client SDK and the service answer alike: 403
 // {error, policy}, or for an exhausted quota 429 {error, policy: 'quota'} with Retry-After in seconds.
-import type { PolicyName, PolicyRefusal } from './agent-policy.js';
+import { z } from 'zod';
+import { agentPolicySchema, type PolicyName, type PolicyRefusal } from './agent-policy.js';
 import { ServiceError } from './errors.js';
+
+/** The body of a refusal, for the OpenAPI document's 403 and 429 answers. */
+export const policyRefusalBodySchema = z
+  .object({
+    error: z.string().describe('What failed and what would pass'),
+    policy: agentPolicySchema.keyof().describe('The policy that refused: quota for an exhausted quota (429)'),
+  })
+  .describe('A request refused by a human-level policy');
 
 export interface RefusalAnswer {
   status: 403 | 429;

@@ -16,7 +16,7 @@ import {
 } from '../../src/core/agent-policy.js';
 import type { AgentCredentials } from '../../src/core/credentials.js';
 import { MemoryQuotaStore } from '../../src/core/human-quota.js';
-import { PolicyRefusalError, refusalAnswer, refusalResponse } from '../../src/core/policy-refusal.js';
+import { PolicyRefusalError, policyRefusalBodySchema, refusalAnswer, refusalResponse } from '../../src/core/policy-refusal.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
 import { createLogger } from '../../src/logger.js';
 
@@ -260,6 +260,8 @@ describe('the refusal answer', () => {
     expect(response.headers.get('retry-after')).toBe('12');
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await response.json()).toEqual({ error: 'Quota exhausted', policy: 'quota' });
+    expect(policyRefusalBodySchema.parse(refusalAnswer(policyRefusal).body)).toEqual(refusalAnswer(policyRefusal).body);
+    expect(policyRefusalBodySchema.safeParse({ error: 'x', policy: 'age' }).success, 'a policy name that does not exist').toBe(false);
   });
 
   it("is what the service's error handler answers a PolicyRefusalError with", async () => {
