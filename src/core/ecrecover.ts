@@ -5,8 +5,8 @@
 import secp256k1 from 'secp256k1';
 import { type Address, getAddress, type Hex, hashMessage, hexToBytes, keccak256 } from 'viem';
 
-/** The address that personal_signed the 32-byte `message` with the 65-byte `signature` (r ‖ s ‖ v), or undefined. */
-export function recoverPersonalSigner(message: Hex, signature: Hex): Address | undefined {
+/** The address that personal_signed the raw `message` (hex or bytes) with the 65-byte `signature` (r ‖ s ‖ v), or undefined. */
+export function recoverPersonalSigner(message: Hex | Uint8Array, signature: Hex): Address | undefined {
   const bytes = hexToBytes(signature);
   const v = bytes[64];
   if (bytes.length !== 65 || v === undefined) return undefined;

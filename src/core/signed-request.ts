@@ -124,10 +124,13 @@ function ed25519Verifies(signature: Hex, message: Hex, key: Hex): boolean {
 export const hasSignatureHeaders = (headers: HeaderBag): boolean =>
   header(headers, AGENT_HEADERS.signature) !== undefined && header(headers, AGENT_HEADERS.timestamp) !== undefined;
 
-/** Recovers a personal_sign signer; the default is viem's (pure JavaScript), a verifier may bring a faster one. */
-export type PersonalSignRecovery = (message: Hex, signature: Hex) => Address | undefined | Promise<Address | undefined>;
+/**
+ * Recovers a personal_sign signer of the raw message (hex, or bytes: an RFC 9421 signature base need not go through
+ * hex); the default is viem's (pure JavaScript), a verifier may bring a faster one.
+ */
+export type PersonalSignRecovery = (message: Hex | Uint8Array, signature: Hex) => Address | undefined | Promise<Address | undefined>;
 
-const viemRecovery: PersonalSignRecovery = (message, signature) =>
+export const viemRecovery: PersonalSignRecovery = (message, signature) =>
   recoverMessageAddress({ message: { raw: message }, signature }).catch(() => undefined);
 
 /**
