@@ -55,6 +55,11 @@ export interface Config {
   logLevel: string;
   /** Public base URL of the service; derived from host and port when unset. */
   publicUrl: string;
+  /**
+   * The @authority values an RFC 9421 signature may be made for (host[:port], lowercase). Empty: the host of
+   * PUBLIC_URL when it is set, else any loopback name on the port the request arrived at (a local service).
+   */
+  signatureAuthorities: string[];
   /** Encrypts session tokens; generated once under DATA_DIR (or in the shared Redis) when unset. */
   sessionSecret?: string;
   /** The shared store (REDIS_URL): several instances keep their data in one Redis; absent, the embedded sqlite store. */
@@ -135,6 +140,18 @@ const originList = commaList.pipe(
   ),
 );
 
+/** Comma-separated authorities (host[:port]) as a signer's URL names them, lowercase. */
+const authorityList = commaList.pipe(
+  z.array(
+    z
+      .string()
+      .refine((entry) => URL.canParse(`http://${entry}`) && new URL(`http://${entry}`).host === entry.toLowerCase(), {
+        error: (issue) => `${String(issue.input)} is not an authority: use host[:port], e.g. registry.example or localhost:3000`,
+      })
+      .transform((entry) => entry.toLowerCase()),
+  ),
+);
+
 /** Comma-separated addresses, checksummed. */
 const addressList = commaList.pipe(
   z.array(
@@ -186,6 +203,7 @@ const envSchema = z.object({
   DATA_DIR: optional(z.string().min(1)).default('.data'),
   LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   PUBLIC_URL: optional(z.url({ protocol: /^https?$/ })),
+  SIGNATURE_AUTHORITIES: optional(authorityList).default([]),
   SESSION_SECRET: optional(
     z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   ),
@@ -355,6 +373,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: values.DATA_DIR,
     logLevel: values.LOG_LEVEL,
     publicUrl: (values.PUBLIC_URL ?? `http://${displayHost}:${values.PORT}`).replace(/\/+$/, ''),
+    signatureAuthorities:
+      values.SIGNATURE_AUTHORITIES.length > 0 ? values.SIGNATURE_AUTHORITIES : values.PUBLIC_URL ? [new URL(values.PUBLIC_URL).host] : [],
     ...(values.SESSION_SECRET ? { sessionSecret: values.SESSION_SECRET } : {}),
     ...(values.REDIS_URL ? { redis: { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX } } : {}),
     deepLinkScheme: values.DEEP_LINK_SCHEME,

@@ -333,6 +333,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         .slice(0, 16),
       sessionSecret,
       publicUrl: url,
+      signatureAuthorities: config.signatureAuthorities,
       deepLinkScheme: config.deepLinkScheme,
       appName: config.appName,
       metrics,

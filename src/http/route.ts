@@ -22,7 +22,9 @@ export type CachePolicy = keyof typeof CACHE_POLICIES;
 
 /** Who may call an endpoint from a browser page of another origin, and with which headers. */
 const EXPOSED = 'X-Request-Id, Retry-After';
-const AGENT_SIGNATURE = 'x-svc-agent-signature, x-svc-agent-timestamp, x-svc-agent-address, x-svc-agent-keytype, x-svc-agent-key';
+const AGENT_SIGNATURE =
+  'x-svc-agent-signature, x-svc-agent-timestamp, x-svc-agent-address, x-svc-agent-keytype, x-svc-agent-key, ' +
+  'Signature-Input, Signature, Signature-Agent, Content-Digest';
 
 export const CORS_GROUPS = {
   public: { methods: 'GET, HEAD, OPTIONS', headers: 'Content-Type, Accept', expose: EXPOSED },

@@ -428,6 +428,12 @@ export class AgentQueryService {
     return view.exists ? { agentId, view, isVerified: this.#isVerified(view) } : undefined;
   }
 
+  /** Agent `agentId`'s public state, or none for an id never minted or burned. Warm, it costs no RPC. */
+  async agentById(network: NetworkName, agentId: bigint): Promise<AgentView | undefined> {
+    const view = await this.#networks[network].cache.agent(agentId);
+    return view.exists ? view : undefined;
+  }
+
   /**
    * Whether agent `agentId` holds its NFT now (never burned) under `agentAddress`: the address guards against an id
    * issued again on a chain that lost blocks. Warm, it costs no RPC; reads made together share one round trip.

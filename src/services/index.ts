@@ -64,6 +64,8 @@ export interface ServiceOptions {
   sessionWatch?: { pollIntervalMs?: number; maxWatches?: number };
   /** Long-lived streams: open per client, per task or session, in all, and their longest life (stream-limits.ts). */
   streamLimits?: Partial<StreamLimitRules>;
+  /** The @authority values RFC 9421 signatures may name; empty: loopback names only (SignedRequestVerifier). */
+  signatureAuthorities?: readonly string[];
   /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
   demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
   /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
@@ -175,7 +177,7 @@ export function createServices(options: ServiceOptions): Services {
     leases: new WatchLeases({ store: options.store, ...(options.instanceId ? { instanceId: options.instanceId } : {}) }),
     ...options.sessionWatch,
   });
-  const signedRequests = new SignedRequestVerifier(queries, options.store, clock);
+  const signedRequests = new SignedRequestVerifier(queries, options.store, clock, options.signatureAuthorities ?? []);
   const demo = {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, queries, clock),

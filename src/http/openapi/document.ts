@@ -60,6 +60,8 @@ const SESSION_SCHEME = 'sessionToken';
 const SESSION_QUERY_SCHEME = 'sessionTokenQuery';
 const SIGNATURE_SCHEME = 'agentSignature';
 const TIMESTAMP_SCHEME = 'agentTimestamp';
+const RFC9421_INPUT_SCHEME = 'httpSignatureInput';
+const RFC9421_SIGNATURE_SCHEME = 'httpSignature';
 const PROXY_TOKEN_SCHEME = 'aaProxyToken';
 
 type Io = 'input' | 'output';
@@ -300,7 +302,13 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
       ),
       ...(route.sessionToken ? { security: sessionTokenSecurity(route.sessionToken) } : {}),
       ...(route.signedRequest
-        ? { security: [{ [SIGNATURE_SCHEME]: [], [TIMESTAMP_SCHEME]: [] }, ...(route.signedRequest === 'optional' ? [{}] : [])] }
+        ? {
+            security: [
+              { [SIGNATURE_SCHEME]: [], [TIMESTAMP_SCHEME]: [] },
+              { [RFC9421_INPUT_SCHEME]: [], [RFC9421_SIGNATURE_SCHEME]: [] },
+              ...(route.signedRequest === 'optional' ? [{}] : []),
+            ],
+          }
         : {}),
       ...(route.proxyToken ? { security: [{ [PROXY_TOKEN_SCHEME]: [] }] } : {}),
     };
@@ -351,6 +359,25 @@ export function openApiDocument(routes: readonly RouteDoc[], options: DocumentOp
           in: 'header',
           name: 'x-svc-agent-timestamp',
           description: 'Unix milliseconds (decimal digits) within 5 minutes of the server clock; part of the signed message.',
+        },
+        [RFC9421_INPUT_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Signature-Input',
+          description:
+            'RFC 9421 HTTP Message Signature, the alternative to the x-svc-agent-* headers. Covered components: @method, @authority, ' +
+            '@path, @query, content-digest (RFC 9530, when there is a body) and signature-agent (when sent); parameters created, ' +
+            'expires (at most 5 minutes later), nonce (once per agent) and keyid. secp256k1 agents use ERC-8128 ' +
+            '(keyid="erc8128:<chainId>:<address>", EIP-191 over the signature base); Ed25519 agents use Web Bot Auth ' +
+            '(alg="ed25519", keyid = the JWK thumbprint, tag="web-bot-auth", Signature-Agent naming their key directory ' +
+            'GET /api/agent/key-directory/{chainId}/{agentId}). A malformed Signature-Input is 400, a failed check 403 naming it, a ' +
+            'reused nonce 409.',
+        },
+        [RFC9421_SIGNATURE_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Signature',
+          description: 'The RFC 9421 signature, under the label Signature-Input names.',
         },
         [PROXY_TOKEN_SCHEME]: {
           type: 'apiKey',

@@ -33,6 +33,7 @@ const signedRequestOf = (req: Request): SignedRequest => ({
   headers: req.headers,
   method: req.method,
   url: req.originalUrl,
+  ...(req.headers.host !== undefined ? { authority: req.headers.host } : {}),
   body: typeof req.body === 'string' ? req.body : '',
 });
 
