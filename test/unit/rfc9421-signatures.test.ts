@@ -1,11 +1,11 @@
-// RFC 9421 request signatures with real keys: ERC-8128 (secp256k1, EIP-191 over the base) and Web Bot Auth (Ed25519)
-// sign what their specifications define and verify; Cloudflare's web-bot-auth package, an outside implementation,
-// verifies ours and signs requests ours accept; every refusal gives its status and a message saying what to fix;
-// the replay key names the signer and the nonce. Signatures that break a rule are made with http-message-signatures
-// directly, with the same keys, so that only the rule under test fails.
+// RFC 9421 request signatures with real keys: ERC-8128 (secp256k1, EIP-191 over the base; the ERC's example base
+// reproduces) and Web Bot Auth (Ed25519) sign what their specifications define and verify; Cloudflare's web-bot-auth
+// package, an outside implementation, verifies ours and signs requests ours accept; every refusal gives its status
+// and a message saying what to fix; the replay key names the signer and the nonce. Signatures that break a rule are
+// made with http-message-signatures directly, with the same keys, so that only the rule under test fails.
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { httpbis, type SigningKey } from 'http-message-signatures';
-import { parseDictionary } from 'structured-headers';
+import { type InnerList, parseDictionary } from 'structured-headers';
 import { type Address, bytesToHex, type Hex, hexToBytes } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { recoverPersonalSigner } from '../../src/core/ecrecover.js';
 import { ed25519AgentAddress } from '../../src/core/ed25519-key.js';
 import { erc8128KeyId } from '../../src/core/rfc9421-profiles.js';
 import { signRfc9421 } from '../../src/core/rfc9421-sign.js';
+import { signatureBase } from '../../src/core/rfc9421-signature.js';
 import { hasRfc9421Signature, type Rfc9421Check, type Rfc9421VerifyOptions, verifyRfc9421 } from '../../src/core/rfc9421-verify.js';
 import { ed25519PlusL, MALLEATED_FORMS, malleate } from '../support/signature-forms.js';
 
@@ -102,6 +103,25 @@ const withSignature = (headers: Record<string, string>, label: string, signature
 });
 
 describe('ERC-8128 (secp256k1 agents)', () => {
+  it('the signature base of the ERC’s own example (section 3.4.3) reproduces byte for byte', () => {
+    // ethereum/ERCs ERCS/erc-8128.md at 0a15bd5ff00fdabc5bacbe3abe7bdf2d427286ea, RFC 8792 wrapping undone
+    const digest = 'sha-256=:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad:';
+    const params =
+      '("@method" "@authority" "@path" "@query" "content-digest");created=1736940000;expires=1736940060;nonce="b64url_r4Nd0mN0nCEK0YQY4d4r7A";keyid="erc8128:1:0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"';
+    const input = parseDictionary(`eth=${params}`).get('eth') as InnerList;
+    const request = { method: 'POST', url: new URL('https://api.example.com/foo?a=1&b=two'), headers: { 'content-digest': digest } };
+    expect(signatureBase(request, input)).toBe(
+      [
+        '"@method": POST',
+        '"@authority": api.example.com',
+        '"@path": /foo',
+        '"@query": ?a=1&b=two',
+        `"content-digest": ${digest}`,
+        `"@signature-params": ${params}`,
+      ].join('\n'),
+    );
+  });
+
   it('signs as the ERC defines: label eth, keyid erc8128:<chainId>:<lowercase address>, no alg or tag, a digest of the body', async () => {
     const headers = await signRfc9421(secp, { method: 'post', url: URL_, body: BODY }, { created: CREATED, nonce: 'abc' });
     expect(headers).toEqual({
