@@ -1,6 +1,7 @@
 // Ed25519 agent keys as the registry sees them: the owner address derived from the raw public key, and the
 // five-value "extKpub" that the on-chain verifier (SCL's Weierstrass form of curve25519) needs, computed with
 // plain bigint field arithmetic (onchain-facts 8, reference-service-facts 4.5).
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isHex, keccak256, slice } from 'viem';
 
 /** A 32-byte compressed Edwards25519 public key: bytes, 0x-hex, or 64 bare hex chars (as in userData). */
@@ -140,4 +141,17 @@ export function ed25519ExtKpub(pubkey: Ed25519PublicKey): ExtKpub {
   let compressedLE = 0n;
   for (let i = 0; i < 32; i++) compressedLE = (compressedLE << 8n) | ((compressed >> BigInt(8 * i)) & 0xffn);
   return [wx, wy, qx, qy, compressedLE];
+}
+
+/**
+ * Strict RFC 8032 verification, as the registry's own verifier: S must be below the group order and R and the key
+ * canonical encodings (zip215: false), small-order keys are refused, so no second text of a signature verifies.
+ * Malformed input is false.
+ */
+export function ed25519Verifies(signature: Uint8Array, message: Uint8Array, key: Ed25519PublicKey): boolean {
+  try {
+    return ed25519.verify(signature, message, ed25519PublicKeyBytes(key), { zip215: false });
+  } catch {
+    return false;
+  }
 }

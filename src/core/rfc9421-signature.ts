@@ -8,10 +8,15 @@ import { type InnerList, serializeItem, serializeList } from 'structured-headers
 /** A message as the library reads it: a request (absolute URL; a URL object saves parsing it again) or a response. */
 export type Rfc9421Message = Request | Response;
 
-/** The signature base of `message` for one signature's covered components and parameters. Throws on a component the message lacks. */
-export function signatureBase(message: Rfc9421Message, signature: InnerList): string {
+/**
+ * The signature base of `message` for one signature's covered components and parameters; `request` is the request a
+ * response answers (components with `;req`). Throws on a component the message lacks.
+ */
+export function signatureBase(message: Rfc9421Message, signature: InnerList, request?: Request): string {
   const fields = signature[0].map(serializeItem);
-  const base = httpbis.createSignatureBase({ fields }, message as Request);
+  const base = request
+    ? httpbis.createSignatureBase({ fields }, message as Response, request)
+    : httpbis.createSignatureBase({ fields }, message as Request);
   base.push(['"@signature-params"', [serializeList([signature])]]);
   return httpbis.formatSignatureBase(base);
 }

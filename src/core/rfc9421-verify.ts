@@ -9,14 +9,13 @@
 // Statuses: 401 without a signature, 400 when Signature-Input or Signature is not what RFC 9421 defines, 403 for
 // a well-formed signature we refuse (a component it leaves out, its window, another host, the digest, the keyid,
 // the key, the signature itself).
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { httpbis, type Request } from 'http-message-signatures';
 import { type InnerList, isInnerList, type Parameters, parseDictionary, parseItem, serializeItem } from 'structured-headers';
 import { type Address, bytesToHex, type Hex } from 'viem';
 import { addressAgentKey } from './agent-key.js';
 import { contentDigestMismatch } from './content-digest.js';
 import { nonCanonicalEcdsa } from './ecdsa-signature-form.js';
-import { ed25519AgentAddress } from './ed25519-key.js';
+import { ed25519AgentAddress, ed25519Verifies } from './ed25519-key.js';
 import {
   claimedProfile,
   ERC8128_CHAIN_IDS,
@@ -322,13 +321,4 @@ async function webBotAuthSigner(
   if (!ed25519Verifies(signature, base, key)) return refuse(403, 'Invalid signature: it does not verify with the agent key over this request');
   const agentKey = key.toLowerCase() as Hex;
   return { signer: { keyType: 'ed25519', agentKey, agentAddress: ed25519AgentAddress(agentKey) } };
-}
-
-/** Strict RFC 8032 (zip215: false), as the registry's verifier: one accepted text per signature; malformed input is false. */
-function ed25519Verifies(signature: Uint8Array, message: Uint8Array, key: Hex): boolean {
-  try {
-    return ed25519.verify(signature, message, Buffer.from(key.slice(2), 'hex'), { zip215: false });
-  } catch {
-    return false;
-  }
 }

@@ -7,7 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, type Hex, hexToBytes, isHex, keccak256, type LocalAccount, recoverMessageAddress, stringToHex } from 'viem';
 import { addressAgentKey } from './agent-key.js';
 import { nonCanonicalEcdsa } from './ecdsa-signature-form.js';
-import { ed25519AgentAddress, isEd25519PublicKey } from './ed25519-key.js';
+import { ed25519AgentAddress, ed25519Verifies, isEd25519PublicKey } from './ed25519-key.js';
 
 /** The header family of signed agent requests (and of the demo agent's signed responses). */
 export const AGENT_HEADERS = {
@@ -107,19 +107,6 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-/**
- * Strict RFC 8032 verification, as the registry's own verifier: S must be below the group order and R and the key
- * canonical encodings (zip215: false), small-order keys are refused, so no second text of a signature verifies.
- * Malformed input is false.
- */
-function ed25519Verifies(signature: Hex, message: Hex, key: Hex): boolean {
-  try {
-    return ed25519.verify(hexToBytes(signature), hexToBytes(message), hexToBytes(key), { zip215: false });
-  } catch {
-    return false;
-  }
-}
-
 /** The request carries the two headers every signed request needs. */
 export const hasSignatureHeaders = (headers: HeaderBag): boolean =>
   header(headers, AGENT_HEADERS.signature) !== undefined && header(headers, AGENT_HEADERS.timestamp) !== undefined;
@@ -159,7 +146,7 @@ export async function recoverRequestSigner(
       isEd25519PublicKey(key) &&
       isHex(signature) &&
       signature.length === 130 &&
-      ed25519Verifies(signature, message, key);
+      ed25519Verifies(hexToBytes(signature), hexToBytes(message), key);
     if (!valid) return { ok: false, error: 'Invalid Ed25519 signature' };
     return {
       ok: true,

@@ -23,6 +23,7 @@ import { aaRoutes } from './routes/aa.js';
 import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { keyDirectoryRoutes } from './routes/key-directory.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
@@ -68,6 +69,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
+    ...keyDirectoryRoutes(deps.services),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),
     ...(deps.metricsEndpoint === false ? [] : metricsRoutes(metrics, deps.metricsEndpoint)),

@@ -28,6 +28,7 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AgentMessageLimitOptions, AgentMessageLimits, DEFAULT_AGENT_MESSAGE_LIMITS } from './agent-message-limits.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
+import { KeyDirectories } from './key-directories.js';
 import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { SignedRequestVerifier } from './signed-requests.js';
 import { type StoreHealth, storeHealthProbe } from './store-health.js';
@@ -116,6 +117,8 @@ export interface Services {
   streams: StreamLimits;
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
+  /** Ed25519 agents' Web Bot Auth key directories, with the signatures their agents publish. */
+  keyDirectories: KeyDirectories;
   /** The demo endpoints' use cases. */
   demo: {
     verify: DemoVerifyService;
@@ -212,6 +215,7 @@ export function createServices(options: ServiceOptions): Services {
     limits,
     streams: new StreamLimits(options.streamLimits),
     signedRequests,
+    keyDirectories: new KeyDirectories(queries, options.store, clock),
     demo: {
       ...demo,
       chat: new DemoChatService(

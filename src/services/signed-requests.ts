@@ -78,6 +78,20 @@ export class SignedRequestVerifier {
     private readonly authorities: readonly string[] = [],
   ) {}
 
+  /** Whether an RFC 9421 signature (or a directory signature) may name this @authority (host[:port]). */
+  acceptsAuthority(host: string): boolean {
+    const lower = host.toLowerCase();
+    if (this.authorities.length > 0) return this.authorities.includes(lower);
+    return URL.canParse(`http://${lower}/`) && LOOPBACK_HOSTNAMES.has(new URL(`http://${lower}/`).hostname);
+  }
+
+  /** Which authorities are accepted, said to a caller who signed for another. */
+  authorityRule(): string {
+    return this.authorities.length > 0
+      ? `this service answers at ${this.authorities.join(', ')}`
+      : 'without PUBLIC_URL or SIGNATURE_AUTHORITIES this service accepts loopback names only (localhost, 127.0.0.1, [::1])';
+  }
+
   /** Whether the request carries a signature at all (anonymous callers of endpoints that allow them). */
   isSigned(request: Pick<SignedRequest, 'headers'>): boolean {
     return hasSignatureHeaders(request.headers) || hasRfc9421Signature(request.headers);
@@ -131,9 +145,14 @@ export class SignedRequestVerifier {
 
   async #rfc9421(request: SignedRequest, network: NetworkName, now: number): Promise<Signed> {
     const url = absoluteUrl(request);
-    if (url === undefined) throw new ServiceError(400, 'An RFC 9421 signature signs the authority: send the request with a Host header');
-    const { host, hostname } = new URL(url);
-    const authorities = this.authorities.length > 0 ? this.authorities : LOOPBACK_HOSTNAMES.has(hostname) ? [host] : [];
+    if (url === undefined)
+      throw new ServiceError(
+        400,
+        'An RFC 9421 signature signs the authority: send the request with a Host header (over A2A: give the absolute URL it was signed for)',
+      );
+    const { host } = new URL(url);
+    if (!this.acceptsAuthority(host)) throw new ServiceError(403, `Signed for another host (${host}): ${this.authorityRule()}`);
+    const authorities = this.authorities.length > 0 ? this.authorities : [host];
     const { chainId } = NETWORKS[network];
     let directoryProblem: string | undefined;
     const check = await verifyRfc9421(

@@ -185,8 +185,11 @@ const pathParamsOf = (path: string): string[] => [...path.matchAll(/\{([^}]+)\}/
 
 function responseContent(doc: ResponseDoc, schemaRef: JsonSchema | undefined): Record<string, { schema?: JsonSchema }> | undefined {
   const content: Record<string, { schema?: JsonSchema }> = {};
-  if (schemaRef) content['application/json'] = { schema: schemaRef };
-  if (doc.contentType) content[doc.contentType] = doc.contentType.startsWith('text/') ? { schema: { type: 'string' } } : {};
+  // a JSON media type of its own (application/...+json) carries the schema itself
+  const jsonType = doc.contentType?.endsWith('+json') ? doc.contentType : 'application/json';
+  if (schemaRef) content[jsonType] = { schema: schemaRef };
+  if (doc.contentType && doc.contentType !== jsonType)
+    content[doc.contentType] = doc.contentType.startsWith('text/') ? { schema: { type: 'string' } } : {};
   return Object.keys(content).length > 0 ? content : undefined;
 }
 

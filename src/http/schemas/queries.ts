@@ -135,6 +135,24 @@ const skillSchema = z.object({
   outputModes: z.array(z.string()).optional(),
 });
 
+/** The registry's claims about an agent and its human (cards and key directories carry it). */
+export const proofOfHumanSchema = z
+  .object({
+    agentId: z.number().int(),
+    registry: address('The agent registry'),
+    chainId: z.number().int(),
+    network,
+    agentAddress: address('The agent key as an address'),
+    isVerified: z.boolean().describe('The agent has a proof of human that has not expired'),
+    proofProvider: address('The proof provider; the zero address without a proof'),
+    providerName: z.string(),
+    verificationStrength: strength,
+    strengthLabel,
+    proofExpiresAt: z.number().int().describe('Unix seconds; 0 without a proof'),
+    credentials: agentCredentialsSchema,
+  })
+  .describe('Filled by the registry service from the chain, not by the agent');
+
 export const agentCardSchema = z
   .looseObject({
     protocolVersion: z.string(),
@@ -160,22 +178,7 @@ export const agentCardSchema = z
     registrations: z
       .array(z.object({ agentId: z.number().int(), agentRegistry: z.string().describe('eip155:<chainId>:<registry>') }))
       .describe('ERC-8004: where the agent is registered'),
-    proofOfHuman: z
-      .object({
-        agentId: z.number().int(),
-        registry: address('The agent registry'),
-        chainId: z.number().int(),
-        network,
-        agentAddress: address('The agent key as an address'),
-        isVerified: z.boolean().describe('The agent has a proof of human that has not expired'),
-        proofProvider: address('The proof provider; the zero address without a proof'),
-        providerName: z.string(),
-        verificationStrength: strength,
-        strengthLabel,
-        proofExpiresAt: z.number().int().describe('Unix seconds; 0 without a proof'),
-        credentials: agentCredentialsSchema,
-      })
-      .describe('Filled by the registry service from the chain, not by the agent'),
+    proofOfHuman: proofOfHumanSchema,
   })
   .meta({
     id: 'AgentCard',
