@@ -58,6 +58,8 @@ export interface TestAppOptions {
   taskLifetimes?: A2aAgentOptions['taskLifetimes'];
   /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
   events?: A2aAgentOptions['events'];
+  /** Signed requests per window per human, shared by the human's agents (HUMAN_QUOTA_*; default: none). */
+  humanQuota?: ServiceOptions['humanQuota'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -85,6 +87,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.onLowPaymasterDeposit ? { onLowPaymasterDeposit: options.onLowPaymasterDeposit } : {}),
     ...(options.agentMessages ? { agentMessages: options.agentMessages } : {}),
     ...(options.chatHistory ? { chatHistory: options.chatHistory } : {}),
+    ...(options.humanQuota ? { humanQuota: options.humanQuota } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,
