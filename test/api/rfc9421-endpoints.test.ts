@@ -1,19 +1,24 @@
 // The other signed endpoints take RFC 9421 requests as /api/demo/verify does, on real local chains with agents
 // registered through the mock identity app: the census (POST and the signed GET), the chat (which names the signing
-// agent), the demo agent-to-agent answer, and the A2A verify intent, which checks a request carried in a data part
-// (RFC 9421 with the absolute URL it was signed for, or x-svc-agent-*).
+// agent), the demo agent-to-agent answer, both chain-verify relays, and the A2A verify intent, which checks a request
+// carried in a data part (RFC 9421 with the absolute URL it was signed for, or x-svc-agent-*).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex, encodePacked, type Hex, hexToBytes, keccak256 } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { verifySignedResponse } from '../../src/client/index.js';
+import { addressAgentKey } from '../../src/core/agent-key.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
 import { provisionDemoAgent } from '../../src/demo/demo-agent.js';
 import { legacyDataOf, rpc } from '../support/a2a.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
-import { profileOptions, type Rfc9421Send, rfc9421Headers, sendWith, urlAt } from '../support/rfc9421.js';
+import { profileOptions, type Rfc9421Send, rfc9421Headers, sendWith, TESTNET_CHAIN_ID, urlAt } from '../support/rfc9421.js';
 import { type RegisteredSigner, registeredSigner } from '../support/signers.js';
 
 const LOOPBACK_ONLY = 'without PUBLIC_URL or SIGNATURE_AUTHORITIES this service accepts loopback names only (localhost, 127.0.0.1, [::1])';
@@ -26,6 +31,8 @@ describe('RFC 9421 requests at every signed endpoint', () => {
   let secp: RegisteredSigner;
   let ed: RegisteredSigner;
   let demoAgentAddress: `0x${string}`;
+  let verifier: DemoVerifierGateway;
+  let ed25519Verifier: DemoVerifierGateway;
 
   /** `agent` signs the request as its profile asks and sends it to `app`. */
   const send = async (agent: RegisteredSigner, target: Rfc9421Send, app = q.app) =>
@@ -41,7 +48,16 @@ describe('RFC 9421 requests at every signed endpoint', () => {
       attester: networks.testnet.attester,
     });
     demoAgentAddress = demo.account.address;
-    q = await queryTestApp(networks, { demoAgents: { testnet: demo.account }, a2a: true });
+    const system = networks.testnet;
+    const relayer = await system.newWallet();
+    verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifier, relayer);
+    ed25519Verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifierEd25519 as Hex, relayer, 'ed25519');
+    q = await queryTestApp(networks, {
+      demoAgents: { testnet: demo.account },
+      demoVerifiers: { testnet: verifier },
+      demoVerifiersEd25519: { testnet: ed25519Verifier },
+      a2a: true,
+    });
     // the chat's built-in agent, on a second instance
     chatApp = testApp(networks.chains);
     const disclosures = { nationality: true, minimumAge: 18, ofac: true } as const;
@@ -111,6 +127,46 @@ describe('RFC 9421 requests at every signed endpoint', () => {
         { expected: demoAgentAddress },
       );
       expect(signer.agentAddress).toBe(demoAgentAddress);
+    }
+  });
+
+  it('/api/demo/chain-verify and chain-verify-ed25519 relay the meta-transaction of an RFC 9421 caller', async () => {
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 300);
+    const account = privateKeyToAccount(secp.key.privateKey);
+    const secpKey = addressAgentKey(account.address);
+    const secpNonce = await verifier.nonceOf(secpKey);
+    const eip712Signature = await account.signTypedData({
+      domain: { name: 'AgentDemoVerifier', version: '1', chainId: TESTNET_CHAIN_ID, verifyingContract: verifier.address },
+      types: {
+        MetaVerify: [
+          { name: 'agentKey', type: 'bytes32' },
+          { name: 'nonce', type: 'uint256' },
+          { name: 'deadline', type: 'uint256' },
+        ],
+      },
+      primaryType: 'MetaVerify',
+      message: { agentKey: secpKey, nonce: secpNonce, deadline },
+    });
+    const edKey = ed.key.publicKey as Hex;
+    const edNonce = await ed25519Verifier.nonceOf(edKey);
+    const message = keccak256(encodePacked(['bytes32', 'uint256', 'uint256'], [edKey, edNonce, deadline]));
+    const relays: [RegisteredSigner, string, object][] = [
+      [secp, '/api/demo/chain-verify?network=testnet', { agentKey: secpKey, nonce: String(secpNonce), deadline: Number(deadline), eip712Signature }],
+      [
+        ed,
+        '/api/demo/chain-verify-ed25519?network=testnet',
+        {
+          agentKey: edKey,
+          nonce: String(edNonce),
+          deadline: Number(deadline),
+          eip712Signature: bytesToHex(ed25519.sign(hexToBytes(message), hexToBytes(ed.key.privateKey))),
+        },
+      ],
+    ];
+    for (const [agent, path, metaTx] of relays) {
+      const res = await send(agent, { path, body: JSON.stringify(metaTx) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({ txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), agentId: String(agent.key.agentId) });
     }
   });
 
