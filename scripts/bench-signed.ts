@@ -1,11 +1,12 @@
 // npm run bench:signed: requests/s of POST /api/demo/verify with valid signed requests (a fresh signature per
-// request, so the replay guard accepts each one; the agent warm in the cache) next to an unsigned trivial POST
-// route of a bare express app in the same run, and the RPC round trips the signed requests cost (read from the
-// app's own metrics: its log follower is told not to poll during the runs, so every round trip counted is one
-// a verify made).
+// request, so the replay guard accepts each one; the agent warm in the cache), signed with the x-svc-agent-* headers
+// and with RFC 9421 (ERC-8128) by the same agent, next to an unsigned trivial POST route of a bare express app in the
+// same run; the RPC round trips the signed requests cost (read from the app's own metrics: its log follower is told
+// not to poll during the runs, so every round trip counted is one a verify made); and what one human-level policy
+// check costs (every policy set, the subject passing them all).
 //
-// Signatures are made before the runs (signing is the client's work, not the server's), ECDSA agents
-// (personal_sign, recovered by the server). Load: autocannon, loopback, CONNECTIONS connections, DURATION seconds
+// Signatures are made before the runs (signing is the client's work, not the server's), by a secp256k1 agent
+// (personal_sign or EIP-191 over the signature base, recovered by the server). Load: autocannon, loopback, CONNECTIONS connections, DURATION seconds
 // per target in ROUNDS interleaved rounds after a warm-up; the store is sqlite, as in the embedded default.
 // Environment: DURATION (default 10), ROUNDS (default 2), CONNECTIONS (default 10).
 
@@ -17,12 +18,14 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import express, { type Express } from 'express';
+import { signRfc9421 } from '../src/core/rfc9421-sign.js';
 import { signedHeaders } from '../src/core/signed-request.js';
 import { createApp } from '../src/http/app.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
 import { createServices } from '../src/services/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { policyCheckNs } from './bench-policy.js';
 import { registerLinkedAgent, startLocalSystem } from './local-system.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
@@ -69,40 +72,43 @@ try {
   // enough fresh signatures for the fastest rate one connection set could reach, made up front
   const needed = 3_000 * (DURATION + WARMUP + 1);
   const started = performance.now();
-  const headers: Record<string, string>[] = [];
+  const signer = { type: 'secp256k1', account: agent } as const;
+  const made: Record<'xsvc' | 'rfc9421', Record<string, string>[]> = { xsvc: [], rfc9421: [] };
   // one millisecond apart: ECDSA signatures are deterministic, so two requests signed in the same millisecond
-  // would carry the same signature, and the second would be a replay
+  // would carry the same signature, and the second would be a replay (RFC 9421 requests differ by their nonce)
   const now = Date.now();
   for (let i = 0; i < needed; i++) {
-    headers.push(await signedHeaders({ type: 'secp256k1', account: agent }, { method: 'POST', url: PATH, body: BODY, timestamp: String(now - i) }));
+    made.xsvc.push(await signedHeaders(signer, { method: 'POST', url: PATH, body: BODY, timestamp: String(now - i) }));
+    made.rfc9421.push(await signRfc9421(signer, { method: 'POST', url: `${signed.base}${PATH}`, body: BODY }, { chainId: 11142220 }));
   }
-  console.log(`agent ${agentId}: ${needed} signed requests made in ${Math.round(performance.now() - started)} ms`);
-  let next = 0;
-  const signedRequest = (request: autocannon.Request) => {
-    const own = headers[next++];
+  console.log(`agent ${agentId}: ${needed} requests signed each way in ${Math.round(performance.now() - started)} ms`);
+  const next = { xsvc: 0, rfc9421: 0 };
+  const signedBy = (scheme: 'xsvc' | 'rfc9421') => (request: autocannon.Request) => {
+    const own = made[scheme][next[scheme]++];
     if (!own) throw new Error('out of signed requests: raise the number made up front');
     return { ...request, headers: { ...request.headers, ...own } };
   };
 
-  const run = (target: 'signed' | 'trivial', duration: number) =>
+  type Target = 'trivial' | 'xsvc' | 'rfc9421';
+  const run = (target: Target, duration: number) =>
     autocannon({
-      url: target === 'signed' ? `${signed.base}${PATH}` : `${trivial.base}/trivial`,
+      url: target === 'trivial' ? `${trivial.base}/trivial` : `${signed.base}${PATH}`,
       connections: CONNECTIONS,
       duration,
       method: 'POST',
       body: BODY,
       headers: { 'content-type': 'application/json' },
-      ...(target === 'signed' ? { requests: [{ setupRequest: signedRequest }] } : {}),
+      ...(target === 'trivial' ? {} : { requests: [{ setupRequest: signedBy(target) }] }),
     });
   const rpcCount = async () => (await metrics.rpcRequests.get()).values.reduce((sum, v) => sum + v.value, 0);
 
   await run('trivial', WARMUP);
-  await run('signed', WARMUP);
-  const results: Record<'signed' | 'trivial', autocannon.Result[]> = { signed: [], trivial: [] };
+  await run('xsvc', WARMUP);
+  await run('rfc9421', WARMUP);
+  const results: Record<Target, autocannon.Result[]> = { trivial: [], xsvc: [], rfc9421: [] };
   const rpcBefore = await rpcCount();
   for (let round = 0; round < ROUNDS; round++) {
-    results.trivial.push(await run('trivial', DURATION / ROUNDS));
-    results.signed.push(await run('signed', DURATION / ROUNDS));
+    for (const target of ['trivial', 'xsvc', 'rfc9421'] as const) results[target].push(await run(target, DURATION / ROUNDS));
   }
   const rpc = (await rpcCount()) - rpcBefore;
 
@@ -113,19 +119,30 @@ try {
     statuses: rs.map((r) => JSON.stringify(r.statusCodeStats)).join(' '),
     total: rs.reduce((sum, r) => sum + r.requests.total, 0),
   });
-  const s = figures(results.signed);
   const t = figures(results.trivial);
+  const x = figures(results.xsvc);
+  const r = figures(results.rfc9421);
+  const policyNs = policyCheckNs();
   console.log(
     `${CONNECTIONS} connections, loopback; ${DURATION} s per target in ${ROUNDS} rounds; ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}`,
   );
   console.table([
     { target: 'POST /trivial (bare express, unsigned)', 'requests/s': Math.round(t.rps), 'p99 ms': t.p99, 'non-2xx': t.non2xx },
-    { target: 'POST /api/demo/verify (signed, warm)', 'requests/s': Math.round(s.rps), 'p99 ms': s.p99, 'non-2xx': s.non2xx, statuses: s.statuses },
+    { target: 'POST /api/demo/verify, x-svc-agent-*', 'requests/s': Math.round(x.rps), 'p99 ms': x.p99, 'non-2xx': x.non2xx, statuses: x.statuses },
+    {
+      target: 'POST /api/demo/verify, RFC 9421 (ERC-8128)',
+      'requests/s': Math.round(r.rps),
+      'p99 ms': r.p99,
+      'non-2xx': r.non2xx,
+      statuses: r.statuses,
+    },
   ]);
   console.log(
     [
-      `signed verify: ${Math.round((s.rps / t.rps) * 100)}% of the trivial route (goal >= 40%)`,
-      `RPC round trips during the signed runs: ${rpc} for ${s.total} verifies (${(rpc / Math.max(1, s.total)).toFixed(4)} per request; goal 0)`,
+      `x-svc-agent verify: ${Math.round((x.rps / t.rps) * 100)}% of the trivial route (goal >= 40%)`,
+      `RFC 9421 verify costs ${(x.rps / r.rps).toFixed(2)}x an x-svc-agent verify per request (goal <= 1.2x)`,
+      `RPC round trips during the signed runs: ${rpc} for ${x.total + r.total} verifies (${(rpc / Math.max(1, x.total + r.total)).toFixed(4)} per request; goal 0)`,
+      `one policy check (every policy set): ${policyNs.toFixed(0)} ns (goal < 5 µs)`,
     ].join('\n'),
   );
 } finally {

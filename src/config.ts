@@ -60,6 +60,8 @@ export interface Config {
    * PUBLIC_URL when it is set, else any loopback name on the port the request arrived at (a local service).
    */
   signatureAuthorities: string[];
+  /** Signed requests per window per human, over all of the human's agents and signed endpoints; absent: no quota. */
+  humanQuota?: { limit: number; windowS: number; trial?: { limit: number } };
   /** Encrypts session tokens; generated once under DATA_DIR (or in the shared Redis) when unset. */
   sessionSecret?: string;
   /** The shared store (REDIS_URL): several instances keep their data in one Redis; absent, the embedded sqlite store. */
@@ -204,6 +206,9 @@ const envSchema = z.object({
   LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])).default('info'),
   PUBLIC_URL: optional(z.url({ protocol: /^https?$/ })),
   SIGNATURE_AUTHORITIES: optional(authorityList).default([]),
+  HUMAN_QUOTA_LIMIT: optional(z.coerce.number().int().min(0)).default(0),
+  HUMAN_QUOTA_WINDOW_S: optional(z.coerce.number().int().min(1)).default(3600),
+  HUMAN_QUOTA_TRIAL: optional(z.coerce.number().int().min(0)).default(0),
   SESSION_SECRET: optional(
     z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   ),
@@ -373,6 +378,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: values.DATA_DIR,
     logLevel: values.LOG_LEVEL,
     publicUrl: (values.PUBLIC_URL ?? `http://${displayHost}:${values.PORT}`).replace(/\/+$/, ''),
+    ...(values.HUMAN_QUOTA_LIMIT > 0
+      ? {
+          humanQuota: {
+            limit: values.HUMAN_QUOTA_LIMIT,
+            windowS: values.HUMAN_QUOTA_WINDOW_S,
+            ...(values.HUMAN_QUOTA_TRIAL > 0 ? { trial: { limit: values.HUMAN_QUOTA_TRIAL } } : {}),
+          },
+        }
+      : {}),
     signatureAuthorities:
       values.SIGNATURE_AUTHORITIES.length > 0 ? values.SIGNATURE_AUTHORITIES : values.PUBLIC_URL ? [new URL(values.PUBLIC_URL).host] : [],
     ...(values.SESSION_SECRET ? { sessionSecret: values.SESSION_SECRET } : {}),

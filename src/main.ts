@@ -334,6 +334,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       sessionSecret,
       publicUrl: url,
       signatureAuthorities: config.signatureAuthorities,
+      ...(config.humanQuota ? { humanQuota: config.humanQuota } : {}),
       deepLinkScheme: config.deepLinkScheme,
       appName: config.appName,
       metrics,

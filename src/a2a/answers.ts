@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Artifact } from '@a2a-js/sdk';
 import type { Services } from '../services/index.js';
+import { callerPolicy } from '../services/signed-requests.js';
 import { skills } from './agent-card.js';
 import type { Intent, IntentRequest } from './intents.js';
 import { answerParts } from './parts.js';
@@ -27,7 +28,8 @@ export async function answerIntent(services: Services, request: IntentRequest): 
     }
     case 'verify': {
       if (request.signedRequest) {
-        const agent = await services.signedRequests.verify(request.signedRequest, { network: request.network });
+        const policy = callerPolicy(request.fields['policy']);
+        const agent = await services.signedRequests.verify(request.signedRequest, { network: request.network, ...(policy ? { policy } : {}) });
         const answer = { ...agent, agentId: agent.agentId.toString(), nullifier: agent.nullifier.toString(), valid: true };
         return [`The request was signed by agent ${answer.agentId}, backed by a human`, answer];
       }

@@ -62,6 +62,7 @@ const FIELD_NAMES = [
   'sessionToken',
   'token',
   'signedRequest',
+  'policy',
   'mode',
   'humanAddress',
   'address',

@@ -3,7 +3,7 @@
 // on the store port, so it survives restarts and is shared by instances).
 import type { InterfaceCredentials } from '../core/credentials.js';
 import type { NetworkName } from '../core/networks.js';
-import type { SignedRequest, SignedRequestVerifier } from '../services/signed-requests.js';
+import { callerPolicy, type SignedRequest, type SignedRequestVerifier } from '../services/signed-requests.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
 
 export interface DemoVerification {
@@ -29,8 +29,10 @@ export class DemoVerifyService {
     private readonly store: KeyValueStore,
   ) {}
 
+  /** A JSON body may carry `policy`: the caller's own policies for this check (403 {error, policy} when one refuses). */
   async verify(request: SignedRequest, network: NetworkName): Promise<DemoVerification> {
-    const agent = await this.verifier.verify(request, { network });
+    const policy = callerPolicy(policyField(request.body));
+    const agent = await this.verifier.verify(request, { network, ...(policy ? { policy } : {}) });
     const verificationCount = (await this.store.update<number>(COUNTER_KEY, (count = 0) => count + 1)) as number;
     return {
       valid: true,
@@ -43,5 +45,15 @@ export class DemoVerifyService {
       verificationCount,
       credentials: agent.credentials,
     };
+  }
+}
+
+/** The `policy` member of a JSON object body; undefined for any other body (any body may be signed). */
+function policyField(body: string | null | undefined): unknown {
+  if (!body?.trimStart().startsWith('{')) return undefined;
+  try {
+    return (JSON.parse(body) as Record<string, unknown>)['policy'];
+  } catch {
+    return undefined;
   }
 }

@@ -7,6 +7,7 @@ import { type LowDepositReport, PaymasterDeposits } from '../aa/paymaster-deposi
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
 import { ServiceError } from '../core/errors.js';
+import type { QuotaInput } from '../core/human-quota.js';
 import type { NetworkName } from '../core/networks.js';
 import { DemoAgentToAgentService } from '../demo/agent-to-agent.js';
 import { DemoCensusService } from '../demo/census.js';
@@ -67,6 +68,8 @@ export interface ServiceOptions {
   streamLimits?: Partial<StreamLimitRules>;
   /** The @authority values RFC 9421 signatures may name; empty: loopback names only (SignedRequestVerifier). */
   signatureAuthorities?: readonly string[];
+  /** Signed requests per window per human, over all of the human's agents and signed endpoints (SignedRequestVerifier). */
+  humanQuota?: QuotaInput;
   /** The service's demo agent per network (POST /api/demo/agent-to-agent). */
   demoAgents?: Partial<Record<NetworkName, LocalAccount>>;
   /** The demo verifier contract per network with the relayer that sends to it (POST /api/demo/chain-verify). */
@@ -180,7 +183,7 @@ export function createServices(options: ServiceOptions): Services {
     leases: new WatchLeases({ store: options.store, ...(options.instanceId ? { instanceId: options.instanceId } : {}) }),
     ...options.sessionWatch,
   });
-  const signedRequests = new SignedRequestVerifier(queries, options.store, clock, options.signatureAuthorities ?? []);
+  const signedRequests = new SignedRequestVerifier(queries, options.store, clock, options.signatureAuthorities ?? [], options.humanQuota);
   const demo = {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, queries, clock),

@@ -6,11 +6,14 @@
 // by every instance and kept across restarts until the signature's window has passed.
 
 import type { Hex } from 'viem';
+import { z } from 'zod';
 import { ed25519JwkThumbprint } from '../core/agent-jwk.js';
 import { agentKeyType } from '../core/agent-key.js';
+import { type AgentPolicy, agentPolicySchema, type CompiledPolicy, compilePolicy, policySubjectOf } from '../core/agent-policy.js';
 import type { InterfaceCredentials } from '../core/credentials.js';
 import { recoverPersonalSigner } from '../core/ecrecover.js';
 import { ServiceError } from '../core/errors.js';
+import type { QuotaInput } from '../core/human-quota.js';
 import { KEY_DIRECTORY_TEMPLATE, parseKeyDirectoryUrl } from '../core/key-directory.js';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
 import { hasRfc9421Signature, verifyRfc9421 } from '../core/rfc9421-verify.js';
@@ -24,6 +27,7 @@ import {
 } from '../core/signed-request.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AgentQueryService, interfaceCredentials } from './agent-queries.js';
+import { HumanQuotas } from './human-quotas.js';
 
 /** A request as the adapter received it: the raw body text is what was signed. */
 export interface SignedRequest {
@@ -62,21 +66,45 @@ function absoluteUrl(request: SignedRequest): string | undefined {
 
 export interface SignedRequestOptions {
   network: NetworkName;
+  /** The caller's own policies for this request (demo verify, the A2A verify intent); the quota stays the service's. */
+  policy?: Omit<AgentPolicy, 'quota'>;
 }
+
+/** The policies a caller may set for its own request: all but the quota, which is the service's. */
+export const callerPolicySchema = agentPolicySchema.omit({ quota: true });
+
+/** A caller's policy as sent (a JSON value), validated; undefined when none was sent, 400 naming the problem when malformed. */
+export function callerPolicy(value: unknown): Omit<AgentPolicy, 'quota'> | undefined {
+  if (value === undefined) return undefined;
+  const parsed = callerPolicySchema.safeParse(value);
+  if (!parsed.success) throw new ServiceError(400, `Invalid policy: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The budget of signed requests that every human's agents share, on every signed endpoint. */
+export const SIGNED_REQUESTS_QUOTA = 'signed-requests';
 
 export class SignedRequestVerifier {
   readonly #thumbprints = new Map<Hex, Promise<string>>();
+  readonly #quotas: HumanQuotas;
+  readonly #policy: CompiledPolicy;
 
   /**
    * @param authorities the @authority values RFC 9421 signatures may name (PUBLIC_URL's host, SIGNATURE_AUTHORITIES);
    * empty: any loopback name, as a service on this machine only is reached.
+   * @param quota signed requests per window per human, across all of the human's agents and every signed endpoint
+   * (HUMAN_QUOTA_*); absent: none.
    */
   constructor(
     private readonly queries: AgentQueryService,
     private readonly store: KeyValueStore,
     private readonly clock: Clock = Date.now,
     private readonly authorities: readonly string[] = [],
-  ) {}
+    quota?: QuotaInput,
+  ) {
+    this.#quotas = new HumanQuotas(store, clock);
+    this.#policy = compilePolicy(quota ? { quota: { ...quota, name: SIGNED_REQUESTS_QUOTA } } : {});
+  }
 
   /** Whether an RFC 9421 signature (or a directory signature) may name this @authority (host[:port]). */
   acceptsAuthority(host: string): boolean {
@@ -101,7 +129,8 @@ export class SignedRequestVerifier {
    * The agent that signed the request; 401 without a signature, 400 for a malformed RFC 9421 one, 403 when the
    * signature or the agent check fails, 409 on a replay.
    */
-  async verify(request: SignedRequest, { network }: SignedRequestOptions): Promise<VerifiedAgent> {
+  async verify(request: SignedRequest, options: SignedRequestOptions): Promise<VerifiedAgent> {
+    const { network } = options;
     const now = this.clock();
     const signed = hasRfc9421Signature(request.headers) ? await this.#rfc9421(request, network, now) : await this.#xSvcAgent(request, now);
     const { signer } = signed;
@@ -118,6 +147,10 @@ export class SignedRequestVerifier {
         signed.scheme === 'x-svc-agent' ? 'Replay detected' : 'Replay detected: this nonce was used before; sign with a fresh one',
       );
     }
+
+    // after the replay guard, so a replay costs the human nothing; a caller's policy never replaces the service's quota
+    const policy = options.policy ? compilePolicy({ ...options.policy, ...(this.#policy.quota ? { quota: this.#policy.quota } : {}) }) : this.#policy;
+    await this.#quotas.enforce(policy, policySubjectOf(agent.view), network);
 
     return {
       ...signer,

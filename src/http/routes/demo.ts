@@ -2,6 +2,7 @@
 // describes its endpoint to an agent (headers, how to sign, body). The signature covers the raw body text, so
 // these routes read the body as text and leave its parsing to the service.
 import type { Request } from 'express';
+import { KEY_DIRECTORY_TEMPLATE } from '../../core/key-directory.js';
 import { NETWORKS } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
 import type { DemoChainVerifyService } from '../../demo/chain-verify.js';
@@ -20,6 +21,7 @@ import {
   demoDescriptionSchema,
   demoQuerySchema,
   demoVerificationSchema,
+  signedRefusalSchema,
 } from '../schemas/demo.js';
 import { documented, parseWith } from '../validation.js';
 
@@ -37,14 +39,20 @@ const signedRequestOf = (req: Request): SignedRequest => ({
   body: typeof req.body === 'string' ? req.body : '',
 });
 
+/** A refused signed request: {error}, and for a human-level policy's refusal the policy's name. */
+const refusal = (description: string): ResponseDoc => ({ description, schema: signedRefusalSchema });
+const QUOTA = "the human's quota of signed requests (HUMAN_QUOTA_*, shared by all of the human's agents) is used up (Retry-After)";
+
 const signatureErrors: Record<number, ResponseDoc> = {
-  400: { description: 'An unsupported network' },
-  401: { description: 'No signed agent headers (x-svc-agent-signature and x-svc-agent-timestamp)' },
-  403: {
-    description:
-      'The signature or the agent check failed: the message says which (bad or non-canonical signature: ECDSA needs low s and v 27/28; timestamp, unregistered or expired agent)',
-  },
-  409: { description: 'This signed message was used before, at this or any other endpoint or over A2A (replay)' },
+  400: { description: 'An unsupported network, a malformed Signature-Input, or a malformed policy' },
+  401: { description: 'No signature: neither the x-svc-agent-* headers nor an RFC 9421 Signature-Input' },
+  403: refusal(
+    'The signature or the agent check failed, or a policy refused the human: the message says which (bad or non-canonical ' +
+      'signature: ECDSA needs low s and v 27/28; timestamp or created/expires; another host; a changed body; a covered component ' +
+      'missing; unregistered or expired agent); a policy refusal names the policy',
+  ),
+  409: { description: 'This signed message or nonce was used before, at this or any other endpoint or over A2A (replay)' },
+  429: refusal(`The quota: ${QUOTA}`),
   500: { description: 'The chain RPC failed' },
 };
 
@@ -64,6 +72,14 @@ const authentication = {
     'message = keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex text); secp256k1 agents personal_sign its 32 bytes ' +
     '(canonical form only: low s, v 27 or 28, as viem/ethers signMessage produce), Ed25519 agents sign the 32 bytes. ' +
     'Each signed message is accepted once across the whole service. The client SDK (signRequest, a signing fetch) does this.',
+  alternative: {
+    protocol: 'RFC 9421 HTTP Message Signatures (Signature-Input, Signature; Content-Digest with a body)',
+    coveredComponents: '@method, @authority, @path, @query, content-digest (with a body), signature-agent (when sent)',
+    parameters: 'created, expires (at most 5 minutes after created), nonce (used once), keyid',
+    secp256k1: 'ERC-8128: keyid="erc8128:<chainId>:<address>", an EIP-191 signature of the signature base',
+    ed25519: `Web Bot Auth: alg="ed25519", tag="web-bot-auth", keyid = the JWK thumbprint, Signature-Agent = ${KEY_DIRECTORY_TEMPLATE}`,
+    sdk: "signRequest(signer, request, { scheme: 'rfc9421' }) or signingFetch(signer, fetch, { scheme: 'rfc9421' })",
+  },
 };
 
 /** What GET on a demo path answers: the endpoint explained to an agent. */
@@ -97,7 +113,9 @@ const VERIFY: Description = {
   description: 'Checks the signature and the on-chain status of the signing agent; returns agent info and credentials.',
   exampleBody: {},
   notes:
-    'Any body may be sent; it is covered by the signature. A signed message is good once, service-wide: used here, at another endpoint or by the A2A verify intent, it is a replay (409).',
+    'Any body may be sent; it is covered by the signature. A JSON body may carry "policy": human-level policies for this check ' +
+    '(minimumAge, ofac, nationalities {allow, deny}, maxAgentsPerHuman, maxProofAgeS, minimumStrength); a refusal is 403 {error, policy}. ' +
+    'A signed message is good once, service-wide: used here, at another endpoint or by the A2A verify intent, it is a replay (409).',
 };
 
 const AGENT_TO_AGENT: Description = {
@@ -165,7 +183,7 @@ function chainVerifyRoutes(service: DemoChainVerifyService, description: Descrip
         409: {
           description: 'A replay of the signed request, or this meta-transaction (agent key and nonce) is being relayed by another request now',
         },
-        429: { description: 'More than 3 relayed transactions for this human in the rolling hour (Retry-After); a failed relay does not count' },
+        429: refusal(`More than 3 relayed transactions for this human in the rolling hour (a failed relay does not count), or ${QUOTA}`),
         503: { description: 'No relayer on this network (the message names the setting)' },
       },
       handler: async (req, res) => {
@@ -263,9 +281,9 @@ export function demoRoutes(services: Services): Route[] {
         400: { description: 'A body that is not JSON, or an unsupported network' },
         401: { description: 'Only one of the two signature headers' },
         413: { description: `The body is over ${messages.maxBodyBytes} bytes, or the query over ${messages.maxMessageBytes} bytes (UTF-8)` },
-        429: {
-          description: `More than ${messages.rate.rule.limit} messages to the agent in a minute from this address, A2A messages included (Retry-After)`,
-        },
+        429: refusal(
+          `More than ${messages.rate.rule.limit} messages to the agent in a minute from this address, A2A messages included (Retry-After), or ${QUOTA}`,
+        ),
         502: { description: 'The external chat agent service refused' },
         503: { description: 'The external chat agent service is unreachable' },
       },

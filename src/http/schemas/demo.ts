@@ -1,6 +1,7 @@
 // Shapes of the demo endpoints: the network they act on and their answers.
 import { z } from 'zod';
 import { resolveNetworkOrAlias } from '../../core/networks.js';
+import { policyRefusalBodySchema } from '../../core/policy-refusal.js';
 import { agentCredentialsSchema } from './queries.js';
 
 const NETWORK_VALUES = ['mainnet', 'testnet', 'celo-mainnet', 'celo-sepolia', '42220', '11142220'] as const;
@@ -105,3 +106,11 @@ export const chatAnswerSchema = z
     turns: z.number().int().describe('Turns kept in this conversation'),
   })
   .meta({ id: 'ChatAnswer' });
+
+/** A refused signed request; `policy` names the human-level policy that refused (403), or quota (429). */
+export const signedRefusalSchema = z
+  .object({
+    error: z.string().describe('What went wrong and what to fix'),
+    policy: policyRefusalBodySchema.shape.policy.optional(),
+  })
+  .meta({ id: 'SignedRequestRefusal' });
