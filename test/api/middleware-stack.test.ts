@@ -140,7 +140,7 @@ describe('the middleware stack', () => {
 
     it("a preflight of each route's path gets that path's CORS group, and so does an unknown path below it", async () => {
       for (const route of routes) {
-        // one preflight per path: the group of the path's first route (a key directory: its public GET, not its POST)
+        // one preflight per path: the group of the path's first route
         const group = routes.find((other) => other.path === route.path)?.cors;
         const path = route.path.replace(/\{[^}]+\}/g, 'x');
         for (const asked of [path, `${staticPrefix(route.path)}/no/such/thing`]) {
