@@ -15,6 +15,7 @@ import { ed25519JwkThumbprint } from '../core/agent-jwk.js';
 import { agentKeyType } from '../core/agent-key.js';
 import { type AgentPolicyInput, type CompiledPolicy, compilePolicy, enforcePolicy, type PolicySubject } from '../core/agent-policy.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
+import { recoverPersonalSigner } from '../core/ecrecover.js';
 import { MemoryQuotaStore, type QuotaStore, type QuotaUse } from '../core/human-quota.js';
 import { KEY_DIRECTORY_TEMPLATE, parseKeyDirectoryUrl } from '../core/key-directory.js';
 import { NETWORKS } from '../core/networks.js';
@@ -150,6 +151,7 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
       {
         authorities,
         now,
+        recover: recoverPersonalSigner,
         chainIds: [chainId],
         resolveEd25519Key: async (thumbprint, signatureAgent) => {
           const resolved = await directoryKey(thumbprint, signatureAgent);
@@ -163,7 +165,7 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
   };
 
   const xSvcAgent = async (request: Request, headers: HeaderBag, body: string, now: number): Promise<Signed | AgentVerification> => {
-    const check = await recoverRequestSigner(headers, { method: request.method, url: request.url, body }, now);
+    const check = await recoverRequestSigner(headers, { method: request.method, url: request.url, body }, now, recoverPersonalSigner);
     if (!check.ok) return answer(403, check.error);
     return {
       scheme: 'x-svc-agent',
