@@ -186,6 +186,12 @@ describe('policies through the SDK verifier', () => {
     expect(await askWeak({ minimumStrength: 50 }, weak)).toEqual({ status: 200 });
   });
 
+  it('a policy that is not valid is the service’s mistake: the verifier is not built', () => {
+    const chain = { network: 'testnet', rpcUrl: system.rpcUrl, registry: system.deployment.contracts.registry } as const;
+    expect(() => createAgentVerifier({ ...chain, policy: { minimumAge: -1 } })).toThrow(RangeError);
+    expect(() => requireAgent({ ...chain, policy: { nationalities: { allow: ['GBR'], deny: ['GBR'] } } })).toThrow(/both allowed and denied/);
+  });
+
   describe('a per-human quota, through requireAgent in an Express app', () => {
     let server: Server;
     let url: string;

@@ -16,6 +16,7 @@ import { signatureHeaders as cloudflareSign } from 'web-bot-auth';
 import { signerFromJWK } from 'web-bot-auth/crypto';
 import {
   type AgentVerifierOptions,
+  createAgentVerifier,
   ed25519PublicJwk,
   keyDirectoryUrl,
   type RequestSigner,
@@ -311,6 +312,25 @@ describe('verifyAgentRequest and requireAgent in real apps', () => {
     for (const scheme of ['x-svc-agent', 'erc8128', 'web-bot-auth']) {
       expect(trips[scheme]!.cold, scheme).toBeGreaterThan(0);
       expect(trips[scheme]!.warm, scheme).toEqual([0, 0, 0]);
+    }
+  });
+
+  it('503 naming the chain when it cannot be read', async () => {
+    // a port nothing listens on: the node is down
+    const verify = createAgentVerifier({ network: 'testnet', rpcUrl: 'http://127.0.0.1:9', registry: system.deployment.contracts.registry });
+    for (const options of [{}, ERC8128, { scheme: 'rfc9421', signatureAgent: ed.directory } as const]) {
+      const signer = 'signatureAgent' in options ? ed.signer : secp.signer;
+      const url = 'https://svc.example/orders';
+      const body = order();
+      const verified = await verify(
+        new Request(url, { method: 'POST', headers: await signRequest(signer, { method: 'POST', url, body }, options), body }),
+      );
+      expect(verified.ok).toBe(false);
+      if (verified.ok) continue;
+      expect(verified.response.status).toBe(503);
+      expect(await verified.response.json()).toEqual({
+        error: expect.stringMatching(/^The agent check could not read the chain: HTTP request failed/),
+      });
     }
   });
 
