@@ -2,7 +2,7 @@
 // makes no RPC round trip. Only functions the deployed registry on Celo also has; the reads of one cold agent go
 // out as one JSON-RPC batch where they do not depend on each other.
 import { type Address, createPublicClient, type Hex, type HttpTransport, http, type PublicClient, parseAbi } from 'viem';
-import type { AgentCredentials } from '../core/credentials.js';
+import { type AgentCredentials, EMPTY_CREDENTIALS } from '../core/credentials.js';
 
 const REGISTRY_ABI = parseAbi([
   'function getAgentId(bytes32 agentKey) view returns (uint256)',
@@ -149,15 +149,5 @@ const NO_AGENT: AgentState = Object.freeze({
   nullifier: 0n,
   agentCount: 0n,
   proofExpiresAt: 0n,
-  credentials: {
-    issuingState: '',
-    name: [],
-    idNumber: '',
-    nationality: '',
-    dateOfBirth: '',
-    gender: '',
-    expiryDate: '',
-    olderThan: 0n,
-    ofac: [false, false, false] as const,
-  },
+  credentials: EMPTY_CREDENTIALS,
 });

@@ -16,6 +16,19 @@ export interface AgentCredentials {
   ofac: readonly [boolean, boolean, boolean];
 }
 
+/** What the registry holds for an agent without credentials (none disclosed, or no agent at all). */
+export const EMPTY_CREDENTIALS: AgentCredentials = Object.freeze<AgentCredentials>({
+  issuingState: '',
+  name: [],
+  idNumber: '',
+  nationality: '',
+  dateOfBirth: '',
+  gender: '',
+  expiryDate: '',
+  olderThan: 0n,
+  ofac: [false, false, false],
+});
+
 /** Credentials as the API shows them: what the human disclosed, nothing for what they did not. */
 export interface PublicCredentials {
   nationality?: string;

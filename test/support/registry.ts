@@ -108,14 +108,4 @@ export async function deployConstantVerifier(system: TestSystem, result: boolean
   return receipt.contractAddress;
 }
 
-export const EMPTY_CREDENTIALS = {
-  issuingState: '',
-  name: [],
-  idNumber: '',
-  nationality: '',
-  dateOfBirth: '',
-  gender: '',
-  expiryDate: '',
-  olderThan: 0n,
-  ofac: [false, false, false],
-} as const;
+export { EMPTY_CREDENTIALS } from '../../src/core/credentials.js';

@@ -8,6 +8,7 @@ import type { ChainClient } from '../../src/chain/clients.js';
 import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { ChainGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import { RegistryEventFollower } from '../../src/chain/registry-events.js';
+import { EMPTY_CREDENTIALS } from '../../src/core/credentials.js';
 import { NETWORKS, type NetworkName } from '../../src/core/networks.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentQueryService } from '../../src/services/agent-queries.js';
@@ -37,17 +38,7 @@ function agentView(overrides: Partial<AgentView>): AgentView {
     isProofFresh: true,
     guardian: zeroAddress,
     metadata: '',
-    credentials: {
-      issuingState: '',
-      name: [],
-      idNumber: '',
-      nationality: '',
-      dateOfBirth: '',
-      gender: '',
-      expiryDate: '',
-      olderThan: 0n,
-      ofac: [false, false, false],
-    },
+    credentials: EMPTY_CREDENTIALS,
     ...overrides,
   };
 }
