@@ -4,8 +4,8 @@
 // secret: given by SIGNING_KEY, in a 0600 file under DATA_DIR, or, with instances sharing a store, in the ring.
 // A rotation made elsewhere (another instance, `npm run rotate-signing-key`) is seen within `refreshMs`.
 
-import type { KeyObject } from 'node:crypto';
-import { type CryptoKey, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
 import {
   type PrivateSigningJwk,
   type PublicSigningJwk,
@@ -22,7 +22,8 @@ import type { SigningKeyFile } from '../store/signing-key-file.js';
 export interface ServiceSigningKey {
   kid: string;
   alg: SigningAlg;
-  privateKey: CryptoKey | KeyObject;
+  /** A KeyObject: jose and the SDKs built on it take it, and so does node:crypto's sign (the fastest way to sign). */
+  privateKey: KeyObject;
   /** What the JWKS lists of it: the public members, kid, alg, use "sig" (a jose JWK). */
   publicJwk: PublicSigningJwk;
 }
@@ -95,8 +96,8 @@ export class ServiceSigningKeys implements SigningKeys {
   readonly #onRefreshError: (error: unknown) => void;
   #loaded: Loaded | undefined;
   #loading: Promise<Loaded> | undefined;
-  /** Imported keys by kid: importing costs more than signing. */
-  readonly #keys = new Map<string, Promise<ServiceSigningKey>>();
+  /** Imported keys by kid: an import costs more than a signature. */
+  readonly #keys = new Map<string, ServiceSigningKey>();
 
   constructor(options: SigningKeyOptions) {
     this.#store = options.store;
@@ -131,7 +132,7 @@ export class ServiceSigningKeys implements SigningKeys {
     if (source.kind === 'file') source.file.replace(jwk);
     const { ring, replaced } = await this.#succeed(jwk, { keep: source.kind === 'store', retireAfterMs });
     this.#log(`rotated the signing key: ${describeSuccession(jwk, replaced, retireAfterMs, this.#clock())}`);
-    this.#loaded = { ring, jwk, key: await this.#key(jwk), readAt: this.#clock() };
+    this.#loaded = { ring, jwk, key: this.#key(jwk), readAt: this.#clock() };
     return this.#loaded.key;
   }
 
@@ -156,8 +157,7 @@ export class ServiceSigningKeys implements SigningKeys {
     const stored = await this.#store.get<SigningKeyRing>(SIGNING_KEY_RING);
     const source = this.#source;
     const named = stored?.current.publicJwk.kid;
-    const loaded = (ring: SigningKeyRing, jwk: PrivateSigningJwk): Promise<Loaded> =>
-      this.#key(jwk).then((key) => ({ ring, jwk, key, readAt: this.#clock() }));
+    const loaded = (ring: SigningKeyRing, jwk: PrivateSigningJwk): Loaded => ({ ring, jwk, key: this.#key(jwk), readAt: this.#clock() });
 
     if (source.kind === 'store') {
       if (stored?.current.privateJwk) return loaded(stored, stored.current.privateJwk);
@@ -214,16 +214,12 @@ export class ServiceSigningKeys implements SigningKeys {
     return withKid(parseSigningJwk({ ...(await exportJWK(privateKey)), alg: this.#alg }));
   }
 
-  #key(jwk: PrivateSigningJwk): Promise<ServiceSigningKey> {
+  #key(jwk: PrivateSigningJwk): ServiceSigningKey {
     let key = this.#keys.get(jwk.kid);
     if (key === undefined) {
-      key = importJWK(jwk, jwk.alg).then((privateKey) => ({
-        kid: jwk.kid,
-        alg: jwk.alg,
-        privateKey: privateKey as CryptoKey,
-        publicJwk: publicSigningJwk(jwk),
-      }));
-      this.#keys.set(jwk.kid, key);
+      const { kid, alg, ...members } = jwk;
+      key = { kid, alg, privateKey: createPrivateKey({ key: members, format: 'jwk' }), publicJwk: publicSigningJwk(jwk) };
+      this.#keys.set(kid, key);
     }
     return key;
   }
