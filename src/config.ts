@@ -5,6 +5,8 @@ import { DEFAULT_MINIMUM_DEPOSIT } from './aa/paymaster-deposit.js';
 import { CELO_DEPLOYMENTS, type ContractAddresses } from './chain/celo-deployments.js';
 import { DEFAULT_DEEP_LINK_SCHEME } from './core/deep-link.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
+import { parseSigningJwk, SIGNING_ALGS, type SigningAlg, type SigningJwkInput } from './core/signing-jwk.js';
+import { DEFAULT_RETIRE_AFTER_MS } from './core/signing-key-ring.js';
 import { type BudgetLimit, DEFAULT_BUDGETS, type SponsorshipBudgetLimits } from './devnet/aa/sponsorship-budget.js';
 
 /** A network served by an external RPC (Celo, or any node the operator runs). */
@@ -64,6 +66,12 @@ export interface Config {
   humanQuota?: { limit: number; windowS: number; trial?: { limit: number } };
   /** Encrypts session tokens; generated once under DATA_DIR (or in the shared Redis) when unset. */
   sessionSecret?: string;
+  /**
+   * The service's signing key (cards, credentials, the status list; its JWKS at /.well-known/jwks.json): SIGNING_KEY
+   * when set, else generated once (into DATA_DIR, or the shared Redis) with `alg`; a replaced key stays in the JWKS
+   * for `retireAfterMs`.
+   */
+  signingKey: { given?: SigningJwkInput; alg: SigningAlg; retireAfterMs: number };
   /** The shared store (REDIS_URL): several instances keep their data in one Redis; absent, the embedded sqlite store. */
   redis?: { url: string; keyPrefix: string };
   deepLinkScheme: string;
@@ -113,6 +121,18 @@ const address = z
   .transform((value) => value as Address);
 
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/** A private JWK as JSON; the message says what is wrong with it, never what it holds. */
+const signingJwk = z.string().transform((value, context): SigningJwkInput => {
+  try {
+    return parseSigningJwk(JSON.parse(value));
+  } catch (error) {
+    const reason =
+      error instanceof SyntaxError ? 'must be a private JWK as JSON, e.g. the contents of DATA_DIR/signing-key.json' : (error as Error).message;
+    context.addIssue({ code: 'custom', message: reason });
+    return z.NEVER;
+  }
+});
 
 const flag = optional(z.enum(['true', 'false', '1', '0']));
 const isSet = (value: string): boolean => value === 'true' || value === '1';
@@ -212,6 +232,15 @@ const envSchema = z.object({
   SESSION_SECRET: optional(
     z.string().refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes (e.g. openssl rand -hex 32)'),
   ),
+  SIGNING_KEY: optional(signingJwk),
+  SIGNING_KEY_ALG: optional(z.enum(SIGNING_ALGS, 'must be EdDSA (Ed25519) or ES256 (P-256)')).default('EdDSA'),
+  SIGNING_KEY_RETIRE_AFTER_MS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400_000, 'must be at most 2592000000 (30 days)'),
+  ).default(DEFAULT_RETIRE_AFTER_MS),
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })),
   REDIS_KEY_PREFIX: optional(
     z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters without spaces, e.g. registry:'),
@@ -390,6 +419,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signatureAuthorities:
       values.SIGNATURE_AUTHORITIES.length > 0 ? values.SIGNATURE_AUTHORITIES : values.PUBLIC_URL ? [new URL(values.PUBLIC_URL).host] : [],
     ...(values.SESSION_SECRET ? { sessionSecret: values.SESSION_SECRET } : {}),
+    signingKey: {
+      ...(values.SIGNING_KEY ? { given: values.SIGNING_KEY } : {}),
+      alg: values.SIGNING_KEY_ALG,
+      retireAfterMs: values.SIGNING_KEY_RETIRE_AFTER_MS,
+    },
     ...(values.REDIS_URL ? { redis: { url: values.REDIS_URL, keyPrefix: values.REDIS_KEY_PREFIX } } : {}),
     deepLinkScheme: values.DEEP_LINK_SCHEME,
     appName: values.APP_NAME,

@@ -36,6 +36,7 @@ import { createLimitedServer } from './http/server-limits.js';
 import { createLogger, flushLogger, routeConsoleTo } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
+import { ServiceSigningKeys, type SigningKeySource } from './services/signing-keys.js';
 import { SessionReconciliation } from './sessions/session-reconciliation.js';
 import { SessionRepository } from './sessions/session-repository.js';
 import { StartupTimer, type StartupTimings } from './startup-timer.js';
@@ -45,6 +46,7 @@ import { type KeptSecret, loadKeptSecret, loadSharedSecret, SESSION_SECRET } fro
 import type { KeyValueStore } from './store/key-value-store.js';
 import { RedisEventBus } from './store/redis-event-bus.js';
 import { RedisStore } from './store/redis-store.js';
+import { SIGNING_KEY_FILE, SigningKeyFile } from './store/signing-key-file.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export { createApp } from './http/app.js';
@@ -232,6 +234,13 @@ async function setUpNetworks(
   return { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 };
 }
 
+/** Where the signing key is kept: SIGNING_KEY; else the shared Redis (an earlier DATA_DIR key offered first); else DATA_DIR. */
+export function signingKeySource(config: Config): SigningKeySource {
+  const file = new SigningKeyFile(join(config.dataDir, SIGNING_KEY_FILE));
+  if (config.signingKey.given) return { kind: 'given', jwk: config.signingKey.given };
+  return config.redis ? { kind: 'store', offered: () => file.read() } : { kind: 'file', file };
+}
+
 function describe(url: string, chains: ChainGateway, accountAbstraction: RunningService['accountAbstraction']): string {
   const lines = [`Agent identity registry listening on ${url}`];
   for (const gateway of chains.all()) {
@@ -289,6 +298,16 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
   metrics.observeStore(store);
   try {
     const sessionSecret = await keptSecret(SESSION_SECRET, config.sessionSecret);
+    const signingKeys = new ServiceSigningKeys({
+      store,
+      source: signingKeySource(config),
+      alg: config.signingKey.alg,
+      retireAfterMs: config.signingKey.retireAfterMs,
+      log: (message) => logger.info(message),
+      onRefreshError: (err) => logger.warn({ err }, 'could not read the signing keys from the store: signing with the ones read last'),
+    });
+    // made (or read and checked) now: a first start generates the key, a bad key file stops the start
+    await signingKeys.current();
     timer.end('dataDir');
     const { gateways, accountAbstraction, demoAgents, demoVerifiers, demoVerifiersEd25519 } = await setUpNetworks(
       config,
@@ -332,6 +351,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         .digest('hex')
         .slice(0, 16),
       sessionSecret,
+      signingKeys,
       publicUrl: url,
       signatureAuthorities: config.signatureAuthorities,
       ...(config.humanQuota ? { humanQuota: config.humanQuota } : {}),

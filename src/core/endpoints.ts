@@ -4,6 +4,8 @@ import type { SessionType } from './session-types.js';
 
 export const A2A_PATH = '/api/a2a';
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+/** The service's public signing keys (JWKS, RFC 7517): what its signed cards and credentials verify against. */
+export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** Where each kind of session is opened and followed: POST base, GET base/status, base/qr, POST base/callback. */
 export const SESSION_BASE_PATHS: Readonly<Record<SessionType, string>> = {

@@ -23,6 +23,7 @@ import { aaRoutes } from './routes/aa.js';
 import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { jwksRoutes } from './routes/jwks.js';
 import { keyDirectoryRoutes } from './routes/key-directory.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { queryRoutes } from './routes/queries.js';
@@ -53,7 +54,10 @@ const API_TAGS = [
   { name: 'Registration', description: 'Registration sessions: open, follow, export the key' },
   { name: 'Other sessions', description: 'Deregistration, proof refresh and identify sessions: open, follow' },
   { name: 'Public queries', description: 'What anyone may ask about an agent, without authentication' },
-  { name: 'Discovery', description: 'Well-known documents: service discovery, ERC-8004 registration file, agent card redirect' },
+  {
+    name: 'Discovery',
+    description: "Well-known documents: service discovery, ERC-8004 registration file, agent card redirect, the service's signing keys",
+  },
   { name: 'A2A', description: 'Agent-to-agent JSON-RPC endpoint (A2A v1.0 and v0.3)' },
   { name: 'Demo', description: 'Agents use their identity: signed agent requests checked against the registry' },
   { name: 'Account abstraction', description: 'ERC-4337 bundler and paymaster calls through the service, for pages of allowed origins' },
@@ -69,6 +73,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
+    ...jwksRoutes(deps.services.signingKeys),
     ...keyDirectoryRoutes(deps.services),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),

@@ -13,6 +13,7 @@ export const bodyLimitText = (bytes: number): string => (bytes % 1024 === 0 ? `$
 /** Cache-Control values by policy (middleware/security.ts explains each). */
 export const CACHE_POLICIES = {
   discovery: 'public, max-age=3600',
+  keys: 'public, max-age=300',
   agent: 'public, max-age=1',
   static: 'public, max-age=86400',
   revalidate: 'no-cache',

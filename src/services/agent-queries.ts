@@ -23,7 +23,7 @@ import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
-import { A2A_PATH, agentCardPath } from '../core/endpoints.js';
+import { A2A_PATH, agentCardPath, JWKS_PATH } from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -153,6 +153,8 @@ export interface DiscoveryDocument {
   registrationModes: RegistrationMode[];
   capabilities: (typeof DISCOVERY_CAPABILITIES)[number][];
   sessionTtlMs: number;
+  /** The service's signing keys (JWKS): what its signed cards and credentials verify against. */
+  jwksUri: string;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
 }
@@ -586,6 +588,7 @@ export class AgentQueryService {
       registrationModes: [...REGISTRATION_MODES],
       capabilities: [...DISCOVERY_CAPABILITIES],
       sessionTtlMs: SessionTokens.LIFETIME_MS,
+      jwksUri: `${this.#options.publicUrl}${JWKS_PATH}`,
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
   }

@@ -32,6 +32,7 @@ import { AgentQueryService } from './agent-queries.js';
 import { KeyDirectories } from './key-directories.js';
 import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { SignedRequestVerifier } from './signed-requests.js';
+import { ServiceSigningKeys, type SigningKeys } from './signing-keys.js';
 import { type StoreHealth, storeHealthProbe } from './store-health.js';
 import { type StreamLimitRules, StreamLimits } from './stream-limits.js';
 
@@ -47,6 +48,8 @@ export interface ServiceOptions {
   /** This instance among those sharing `store` (which one follows each open A2A task); default a random id. */
   instanceId?: string;
   sessionSecret: Uint8Array;
+  /** The service's signing keys; default: generated into `store`, whose ring holds them (tests, one process). */
+  signingKeys?: SigningKeys;
   publicUrl: string;
   deepLinkScheme: string;
   appName: string;
@@ -120,6 +123,8 @@ export interface Services {
   streams: StreamLimits;
   /** Who signed a request, and whether that agent is backed by a human now. */
   signedRequests: SignedRequestVerifier;
+  /** The key the service signs with, and the JWKS of the keys a verifier may still need. */
+  signingKeys: SigningKeys;
   /** Ed25519 agents' Web Bot Auth key directories, with the signatures their agents publish. */
   keyDirectories: KeyDirectories;
   /** The demo endpoints' use cases. */
@@ -218,6 +223,7 @@ export function createServices(options: ServiceOptions): Services {
     limits,
     streams: new StreamLimits(options.streamLimits),
     signedRequests,
+    signingKeys: options.signingKeys ?? new ServiceSigningKeys({ store: options.store, source: { kind: 'store' }, clock }),
     keyDirectories: new KeyDirectories(queries, options.store, clock),
     demo: {
       ...demo,

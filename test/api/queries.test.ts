@@ -265,11 +265,11 @@ describe('public queries', () => {
     });
   });
 
-  it("GET /.well-known/self-agent-id.json: exactly the interface's fields", async () => {
+  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, and the JWKS", async () => {
     const res = await get('/.well-known/self-agent-id.json');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['name', 'version', 'apiBase', 'networks', 'registrationModes', 'capabilities', 'sessionTtlMs'].sort(),
+      ['name', 'version', 'apiBase', 'networks', 'registrationModes', 'capabilities', 'sessionTtlMs', 'jwksUri'].sort(),
     );
     expect(res.body).toEqual({
       name: 'Agent Identity Registry',
@@ -279,6 +279,7 @@ describe('public queries', () => {
       registrationModes: [...REGISTRATION_MODES],
       capabilities: ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'],
       sessionTtlMs: 1_800_000,
+      jwksUri: `${PUBLIC_URL}/.well-known/jwks.json`,
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

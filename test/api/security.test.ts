@@ -28,6 +28,7 @@ const PUBLIC_GETS = [
   '/.well-known/a2a/1?chain=11142220',
   '/.well-known/self-agent-id.json',
   '/.well-known/agent-registration.json',
+  '/.well-known/jwks.json',
   '/openapi.json',
 ];
 
@@ -168,7 +169,7 @@ describe('security headers, CORS and caching', () => {
   });
 
   describe('Cache-Control', () => {
-    it('follows the policy: discovery 1 h, agent reads 1 s, docs assets 1 day, the docs page revalidated; sessions, health and errors not stored', async () => {
+    it('follows the policy: discovery 1 h, the JWKS 5 min, agent reads 1 s, docs assets 1 day, the docs page revalidated; sessions, health and errors not stored', async () => {
       const expectations: [string, string][] = [
         ['/openapi.json', CACHE_POLICIES.discovery],
         ['/docs', CACHE_POLICIES.revalidate],
@@ -181,6 +182,7 @@ describe('security headers, CORS and caching', () => {
         ['/.well-known/self-agent-id.json', CACHE_POLICIES.discovery],
         ['/.well-known/agent-registration.json', CACHE_POLICIES.discovery],
         ['/.well-known/a2a/7?chain=11142220', CACHE_POLICIES.discovery],
+        ['/.well-known/jwks.json', CACHE_POLICIES.keys],
         // an agent that does not exist: verify and verify-status answer their no-proof bodies (cacheable) ...
         ['/api/agent/verify/11142220/987654', CACHE_POLICIES.agent],
         ['/api/verify-status/11142220/987654', CACHE_POLICIES.agent],

@@ -66,6 +66,7 @@ describe('DATA_DIR modes', () => {
       for (const expected of [
         'session-secret',
         'aa-proxy-token-secret',
+        'signing-key.json',
         'dev-accounts.json',
         'demo-agent-testnet.json',
         'store.sqlite',

@@ -7,7 +7,7 @@
 // stream A holds open.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -172,6 +172,14 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'two instances on one Redis' :
     const session = await call(b!.base, '/api/agent/register', '10.0.0.1', { body: { mode: 'wallet-free', network: 'testnet' } });
     expect(session.status, JSON.stringify(session.body)).toBe(200);
     expect(decodeURIComponent(String(session.body['deepLink'])).toLowerCase()).toContain(registry.toLowerCase());
+  });
+
+  it('sign with one key kept in the Redis: both serve the same JWKS, and neither DATA_DIR holds a key file', async () => {
+    const [fromA, fromB] = await Promise.all([callService(a!.base, '/.well-known/jwks.json'), callService(b!.base, '/.well-known/jwks.json')]);
+    expect(fromA.status).toBe(200);
+    expect(fromB.body).toEqual(fromA.body);
+    expect(fromA.body['keys']).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' })]);
+    expect(existsSync(join(dirA, 'signing-key.json')) || existsSync(join(dirB, 'signing-key.json'))).toBe(false);
   });
 
   it('a session opened on A is followed and exported on B, and the key is handed out once across both', async () => {

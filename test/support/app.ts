@@ -56,6 +56,8 @@ export interface TestAppOptions {
   chatHistory?: ServiceOptions['chatHistory'];
   /** How long A2A tasks that follow no session are kept (default: the service's). */
   taskLifetimes?: A2aAgentOptions['taskLifetimes'];
+  /** The service's signing keys (default: generated into the store). */
+  signingKeys?: ServiceOptions['signingKeys'];
   /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
   events?: A2aAgentOptions['events'];
   /** Signed requests per window per human, shared by the human's agents (HUMAN_QUOTA_*; default: none). */
@@ -88,6 +90,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.agentMessages ? { agentMessages: options.agentMessages } : {}),
     ...(options.chatHistory ? { chatHistory: options.chatHistory } : {}),
     ...(options.humanQuota ? { humanQuota: options.humanQuota } : {}),
+    ...(options.signingKeys ? { signingKeys: options.signingKeys } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,

@@ -1,3 +1,4 @@
+import { exportJWK, generateKeyPair } from 'jose';
 import { parseEther } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { CELO_DEPLOYMENTS } from '../../src/chain/celo-deployments.js';
@@ -120,6 +121,45 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ AGENT_MESSAGE_BODY_LIMIT_BYTES: '300000' })).toThrow(/AGENT_MESSAGE_BODY_LIMIT_BYTES: must be at most 204800/);
     expect(() => loadConfig({ AGENT_MESSAGES_PER_MINUTE: '0' })).toThrow(/AGENT_MESSAGES_PER_MINUTE/);
+  });
+
+  it('reads the signing key: generated Ed25519 by default, SIGNING_KEY as given, a replaced key listed for a day', async () => {
+    expect(loadConfig({}).signingKey).toEqual({ alg: 'EdDSA', retireAfterMs: 86_400_000 });
+    expect(loadConfig({ SIGNING_KEY_ALG: 'ES256', SIGNING_KEY_RETIRE_AFTER_MS: '0' }).signingKey).toEqual({ alg: 'ES256', retireAfterMs: 0 });
+    const jwk = await exportJWK((await generateKeyPair('EdDSA', { extractable: true })).privateKey);
+    expect(loadConfig({ SIGNING_KEY: JSON.stringify({ ...jwk, kid: 'ops-1' }) }).signingKey.given).toEqual({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: jwk.x,
+      d: jwk.d,
+      alg: 'EdDSA',
+      kid: 'ops-1',
+    });
+  });
+
+  it('refuses a malformed SIGNING_KEY, naming it and what is wrong, never echoing it', async () => {
+    const jwk = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const other = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const cases: [string, RegExp][] = [
+      ['{"kty":', /SIGNING_KEY: must be a private JWK as JSON/],
+      [JSON.stringify({ ...jwk, d: undefined }), /SIGNING_KEY: holds no private part \(d\)/],
+      [JSON.stringify({ ...jwk, x: other.x, y: other.y }), /SIGNING_KEY: has a public part \(x, y\) that is not its private part's/],
+      [JSON.stringify({ ...jwk, crv: 'P-384' }), /SIGNING_KEY: must be an Ed25519 .* or P-256/],
+    ];
+    const refusal = (value: string): string => {
+      try {
+        loadConfig({ SIGNING_KEY: value });
+        return 'accepted';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    for (const [value, message] of cases) {
+      expect(refusal(value)).toMatch(message);
+      expect(refusal(value)).not.toContain(jwk.d);
+    }
+    expect(() => loadConfig({ SIGNING_KEY_ALG: 'RS256' })).toThrow(/SIGNING_KEY_ALG: must be EdDSA \(Ed25519\) or ES256 \(P-256\)/);
+    expect(() => loadConfig({ SIGNING_KEY_RETIRE_AFTER_MS: '-1' })).toThrow(/SIGNING_KEY_RETIRE_AFTER_MS/);
   });
 
   it('names every invalid variable in one error', () => {

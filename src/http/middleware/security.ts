@@ -15,6 +15,8 @@
 // answer with a status of 400 or more, whatever its path:
 //   discovery   public, max-age=3600   /.well-known/* documents and the A2A card redirect, /openapi.json:
 //                                      they change only with a deploy
+//   keys        public, max-age=300    the JWKS: a rotation is seen within 5 minutes, and a verifier that
+//                                      meets a kid it does not hold fetches it again
 //   agent       public, max-age=1      agent reads (info, agents, agents-by-nullifier, verify, cards,
 //                                      reputation, verify-status): the server cache is invalidated by the
 //                                      registry's events, so an answer is at most one block stale; one

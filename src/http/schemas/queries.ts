@@ -216,6 +216,7 @@ export const discoverySchema = z
     registrationModes: z.array(z.enum(REGISTRATION_MODES)),
     capabilities: z.array(z.enum(DISCOVERY_CAPABILITIES)),
     sessionTtlMs: z.number().int().describe('Session lifetime in milliseconds'),
+    jwksUri: z.string().describe("The service's public signing keys (JWKS, RFC 7517): what its signed cards and credentials verify against"),
     accountAbstraction: z
       .partialRecord(
         network,
