@@ -12,6 +12,7 @@
 import { type Artifact, type Message, type Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { serviceErrorOf } from '../core/errors.js';
+import { PolicyRefusalError } from '../core/policy-refusal.js';
 import type { Services } from '../services/index.js';
 import type { SessionOpening } from '../sessions/sessions.js';
 import { answerArtifact, answerIntent } from './answers.js';
@@ -80,9 +81,16 @@ function settledTask(ctx: Turn, outcome: Outcome): Task {
 function failedTurn(ctx: Turn, request: IntentRequest, thrown: unknown): Task {
   const error = serviceErrorOf(thrown);
   if (!error) throw thrown;
-  // The REST body of the same failure ({"error": message}), plus its HTTP status for the caller's logic.
+  // The REST body of the same failure ({"error": message}, a policy's refusal naming the policy), plus its HTTP status
+  // and its Retry-After (an exhausted quota) for the caller's logic.
   const words = bounded(error.message);
-  const data = { error: words, status: error.status, intent: request.intent };
+  const data = {
+    error: words,
+    status: error.status,
+    intent: request.intent,
+    ...(error instanceof PolicyRefusalError ? { policy: error.policy } : {}),
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+  };
   if (error.status === 400) {
     // a value the service refuses, named in its message: the caller sends it again, corrected
     const gathered: GatheredInput = { intent: request.intent, fields: requestFields(request.fields) };

@@ -1,10 +1,13 @@
-// The client SDK of the agent identity registry (package subpath `./client`): sign requests as an agent, check
-// signed responses and the human behind an agent (policies, per-human quotas), register an agent through a registry
+// The client SDK of the agent identity registry (package subpath `./client`): sign requests as an agent (x-svc-agent
+// or RFC 9421), verify agents' signed requests in any framework (verifyAgentRequest; requireAgent for Express) with
+// the human behind each agent (policies, per-human quotas), check signed responses, register an agent through a registry
 // service, and use its account-abstraction proxy with a passkey smart account. It depends on src/core, the passkey
 // account and the generated ABIs only (npm run lint checks it), so it is published on its own.
 
 export type { PasskeySmartAccount, PasskeySmartAccountParameters } from '../aa/passkey-account.js';
 export { passkeyCoordinates, toPasskeySmartAccount } from '../aa/passkey-account.js';
+export type { Ed25519PublicJwk } from '../core/agent-jwk.js';
+export { ed25519JwkThumbprint, ed25519PublicJwk } from '../core/agent-jwk.js';
 export type {
   AgentPolicy,
   AgentPolicyInput,
@@ -26,17 +29,24 @@ export {
   enforcePolicy,
   policySubjectOf,
 } from '../core/agent-policy.js';
+export type { PublicCredentials } from '../core/credentials.js';
 export type { Quota, QuotaInput, QuotaStore, QuotaTier, QuotaUse } from '../core/human-quota.js';
 export { MemoryQuotaStore, quotaKeyOf, quotaSchema } from '../core/human-quota.js';
+export { KEY_DIRECTORY_TEMPLATE, keyDirectoryUrl, parseKeyDirectoryUrl } from '../core/key-directory.js';
 export type { RefusalAnswer } from '../core/policy-refusal.js';
 export { policyRefusalBodySchema, refusalAnswer, refusalResponse } from '../core/policy-refusal.js';
+export { erc8128KeyId } from '../core/rfc9421-profiles.js';
 export type { AaProxyOptions, ProxyToken } from './account-abstraction.js';
 export { AA_PROXY_TOKEN_HEADER, AaProxyError, aaProxyClients, aaProxyTransports, fetchProxyToken, proxyFetch } from './account-abstraction.js';
-export type { ReplayGuard, RequireAgentOptions, VerifiedRequestAgent } from './express.js';
-export { memoryReplayGuard, requireAgent } from './express.js';
+export type { AgentRequestScheme, AgentVerification, AgentVerifier, AgentVerifierOptions, VerifiedRequestAgent } from './agent-verifier.js';
+export { createAgentVerifier, verifyAgentRequest } from './agent-verifier.js';
+export type { RequireAgentOptions } from './express.js';
+export { requireAgent } from './express.js';
 export type { RedisEvalClient, RedisQuotaStoreOptions } from './redis-quota-store.js';
 export { redisQuotaStore } from './redis-quota-store.js';
 export type { ExportedKey, OpenedRegistration, RegistrationRequest, SessionState } from './registration.js';
 export { RegistryClient, RegistryError, signerFromExport } from './registration.js';
-export type { RequestSigner, RequestSignerIdentity } from './signing.js';
+export type { ReplayGuard } from './replay-guard.js';
+export { memoryReplayGuard } from './replay-guard.js';
+export type { RequestSigner, RequestSignerIdentity, Rfc9421SignOptions, SigningScheme, SignRequestOptions } from './signing.js';
 export { AGENT_HEADERS, signingFetch, signRequest, verifySignedResponse } from './signing.js';

@@ -92,26 +92,28 @@ export async function signKeyDirectory(
 /**
  * Whether `signature` is the agent's signature of its directory at `authority`: one member, covering exactly
  * "@authority";req, with the directory tag, the key's thumbprint as keyid, and a lifetime that has not ended and is
- * at most a week. Why not, in words, otherwise.
+ * at most a week. Why not, in words, otherwise: 400 when the fields are not the structured dictionaries of one
+ * signature that RFC 9421 defines, 403 for a well-formed signature that is refused (as request signatures are).
  */
 export async function checkKeyDirectorySignature(
   signature: KeyDirectorySignature,
   options: { authority: string; publicKey: Hex; nowS: number },
-): Promise<{ ok: true; created: number; expires: number } | { ok: false; error: string }> {
-  const refuse = (error: string) => ({ ok: false as const, error });
+): Promise<{ ok: true; created: number; expires: number } | { ok: false; status: 400 | 403; error: string }> {
+  const malformed = (error: string) => ({ ok: false as const, status: 400 as const, error });
+  const refuse = (error: string) => ({ ok: false as const, status: 403 as const, error });
   let inputs: ReturnType<typeof parseDictionary>;
   let values: ReturnType<typeof parseDictionary>;
   try {
     inputs = parseDictionary(signature.signatureInput);
     values = parseDictionary(signature.signature);
   } catch (error) {
-    return refuse(`signatureInput and signature must be structured dictionaries (RFC 9651): ${(error as Error).message}`);
+    return malformed(`signatureInput and signature must be structured dictionaries (RFC 9651): ${(error as Error).message}`);
   }
-  if (inputs.size !== 1 || values.size !== 1) return refuse('Publish one signature: one member in signatureInput and in signature');
+  if (inputs.size !== 1 || values.size !== 1) return malformed('Publish one signature: one member in signatureInput and in signature');
   const [label, input] = [...inputs][0] as [string, Item | InnerList];
   const value = values.get(label);
   if (!isInnerList(input) || !value || isInnerList(value) || !(value[0] instanceof ArrayBuffer)) {
-    return refuse('signatureInput must be an inner list and signature a byte sequence, under the same label');
+    return malformed('signatureInput must be an inner list and signature a byte sequence, under the same label');
   }
   const [items, params] = input;
   if (items.length !== 1 || serializeItem(items[0] as Item) !== COVERED) return refuse(`The signature must cover ${COVERED} only`);

@@ -109,7 +109,8 @@ export class DemoChatService {
     const signature = request.headers[AGENT_HEADERS.signature] !== undefined;
     const timestamp = request.headers[AGENT_HEADERS.timestamp] !== undefined;
     if (signature !== timestamp) throw new ServiceError(401, 'Both signature and timestamp headers are required');
-    const agent = signature ? await this.verifier.verify(request, { network }) : undefined;
+    // either scheme: an RFC 9421 caller is named too, never taken for an anonymous one
+    const agent = this.verifier.isSigned(request) ? await this.verifier.verify(request, { network }) : undefined;
 
     // one conversation per caller and session id: another agent's session_id does not read this history
     const key = `demo:chat:${network}:${agent?.agentAddress.toLowerCase() ?? 'anonymous'}:${sessionId}`;

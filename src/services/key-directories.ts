@@ -69,7 +69,7 @@ export class KeyDirectories {
     const key = await this.#ed25519Key(network, agentId);
     const nowMs = this.clock();
     const check = await checkKeyDirectorySignature(signature, { authority, publicKey: key, nowS: Math.floor(nowMs / 1000) });
-    if (!check.ok) throw new ServiceError(403, check.error);
+    if (!check.ok) throw new ServiceError(check.status, check.error);
     const entry: StoredSignature = { ...signature, created: check.created, expires: check.expires };
     let kept = true;
     await this.store.update<StoredSignature>(

@@ -158,3 +158,29 @@ export async function registerWalletFree(system: TestSystem, options: RegisterOp
   const context = await registrationContext(system, agent.address, configOf(options));
   return register(system, options, agent, agent.address, await walletFreeRegistrationData(agent, options.guardian ?? null, context));
 }
+
+export interface RegisteredEd25519Agent {
+  agentId: bigint;
+  key: Ed25519Agent;
+  /** The private key's 32-byte seed, as the SDK's signers take it. */
+  seed: Hex;
+  human: Address;
+  nullifier: bigint;
+}
+
+/** E (Ed25519): the agent's own key signs the registration challenge for `human`, who becomes its guardian. */
+export async function registerEd25519(system: TestSystem, options: Omit<RegisterOptions, 'agent'> = {}): Promise<RegisteredEd25519Agent> {
+  const key = newEd25519Agent();
+  const human = options.human ?? newAccount().address;
+  const result = await submitProof(system, {
+    userId: human,
+    userDefinedData: await ed25519Data(system, key, human, { configIndex: configOf(options), guardian: human }),
+    disclosures: { minimumAge: options.minimumAge ?? 0, ofac: options.ofac ?? false },
+    ...(options.document ? { document: options.document } : {}),
+  });
+  expectSubmitted(result);
+  const agentId = await system.gateway.registry.agentIdOf(key.pubkey);
+  expect(agentId).toBeGreaterThan(0n);
+  const seed = Buffer.from(key.privateKey.export({ format: 'jwk' }).d ?? '', 'base64url');
+  return { agentId, key, seed: `0x${seed.toString('hex')}`, human, nullifier: result.nullifier };
+}

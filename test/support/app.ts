@@ -60,6 +60,8 @@ export interface TestAppOptions {
   signingKeys?: ServiceOptions['signingKeys'];
   /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
   events?: A2aAgentOptions['events'];
+  /** Signed requests per window per human, shared by the human's agents (HUMAN_QUOTA_*; default: none). */
+  humanQuota?: ServiceOptions['humanQuota'];
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -88,6 +90,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.agentMessages ? { agentMessages: options.agentMessages } : {}),
     ...(options.chatHistory ? { chatHistory: options.chatHistory } : {}),
     ...(options.signingKeys ? { signingKeys: options.signingKeys } : {}),
+    ...(options.humanQuota ? { humanQuota: options.humanQuota } : {}),
   });
   const a2a = createA2aAgent(services, {
     publicUrl,

@@ -25,7 +25,8 @@ export function keyDirectoryRoutes(services: Pick<Services, 'keyDirectories' | '
         'published a signature of it for this host (POST); the keys are the registered ones whatever the signature.',
       tags: TAGS,
       cache: 'agent',
-      cors: 'public',
+      // the signed group: a page reads the directory's Signature fields, and may publish a signature (POST)
+      cors: 'signed',
       params: agentParamsSchema,
       responses: {
         200: {
@@ -56,6 +57,7 @@ export function keyDirectoryRoutes(services: Pick<Services, 'keyDirectories' | '
         'The signature itself is the authorization: it must verify with the agent’s registered key over the Host this is ' +
         'sent to. A later signature replaces an earlier one.',
       tags: TAGS,
+      cors: 'signed',
       params: agentParamsSchema,
       body: keyDirectorySignatureSchema,
       bodyLimit: 8 * 1024,
