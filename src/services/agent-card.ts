@@ -165,7 +165,7 @@ export interface CardInput {
 }
 
 const DEFAULT_MODES = ['application/json', 'text/plain'];
-/** What v0.3's card assumes without preferredTransport (A2A v0.3 §5.6). */
+/** A v0.3 card's transport when it names none (preferredTransport's default). */
 const DEFAULT_TRANSPORT = 'JSONRPC';
 /** The protocol version of the interfaces of a v0.3 card, as v1.0 names it. */
 const INTERFACE_PROTOCOL_VERSION = '0.3';
