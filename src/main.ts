@@ -437,6 +437,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
         a2a.close();
         services.watcher.stopAll();
         services.paymasterDeposits.stop();
+        services.cardSigner.stop();
         await Promise.race([a2a.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
         await services.queries.stop();
         await stopChains();

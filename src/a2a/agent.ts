@@ -134,7 +134,8 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   );
   const answer = jsonRpcCall(requestHandler, userBuilder, options.logger);
   return {
-    card: atRoot(agentCardHandler({ agentCardProvider: requestHandler, legacyCompat })),
+    // signed once per signing key; the SDK serves it as is (v1.0) or translated (v0.3), signatures and all
+    card: atRoot(agentCardHandler({ agentCardProvider: services.cardSigner.perKey(() => services.cardSigner.signCard(card)), legacyCompat })),
     rpc: (req, res, next) => {
       const ended = new AbortController();
       res.once('close', () => ended.abort());

@@ -6,6 +6,18 @@ export const A2A_PATH = '/api/a2a';
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 /** The service's public signing keys (JWKS, RFC 7517): what its signed cards and credentials verify against. */
 export const JWKS_PATH = '/.well-known/jwks.json';
+/** The service's ERC-8004 registration file, and the same file signed (a compact JWS carrying it). */
+export const REGISTRATION_FILE_PATH = '/.well-known/agent-registration.json';
+export const SIGNED_REGISTRATION_FILE_PATH = '/.well-known/agent-registration.json.jws';
+
+/**
+ * The registry's A2A extension that carries its proof-of-human claims in a card (capabilities.extensions[].params),
+ * identified by the service's own URL: the URI names the registry that makes the claims, and describes them there.
+ */
+export const PROOF_OF_HUMAN_EXTENSION_PATH = '/extensions/proof-of-human/v1';
+export const proofOfHumanExtensionUri = (publicUrl: string): string => `${publicUrl.replace(/\/+$/, '')}${PROOF_OF_HUMAN_EXTENSION_PATH}`;
+/** A URI naming a proof-of-human extension of any registry (what an agent's owner may not declare itself). */
+export const isProofOfHumanExtensionUri = (uri: string): boolean => /\/extensions\/proof-of-human\/v1\/*(?:[?#].*)?$/.test(uri);
 
 /** Where each kind of session is opened and followed: POST base, GET base/status, base/qr, POST base/callback. */
 export const SESSION_BASE_PATHS: Readonly<Record<SessionType, string>> = {

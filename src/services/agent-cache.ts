@@ -49,6 +49,8 @@ export interface PreparedAnswer<T = unknown> {
   value: T;
   /** Until when (ms of the service's clock) the answer holds: isVerified turns false at the proof's expiry. */
   validUntilMs: number;
+  /** The kid of the key that signed it (a card): it holds only while that key signs. */
+  signedWith?: string;
 }
 
 /** A cached agent: its view at one block, and the answers built from it, by shape. */

@@ -17,13 +17,16 @@
 //   reorganisations drop them with the view. Their representations (JSON, ETags) are the adapters' business.
 // - Answers say how long they may be reused (answer-reuse.ts): while the cache holds what they were built from, and
 //   the follower is live. Every drop is announced to onChange's listeners, in the tick it happens.
+// - The card is signed when it is built (card-signer.ts) and kept with the kid that signed it; when the key that
+//   signs changes, every kept card is signed again at its next request, and the change is announced (the signing
+//   key's answer key) so that kept responses go too. The ERC-8004 registration file is signed once per key.
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
-import { A2A_PATH, agentCardPath, JWKS_PATH } from '../core/endpoints.js';
+import { A2A_PATH, agentCardPath, JWKS_PATH, proofOfHumanExtensionUri } from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -32,8 +35,9 @@ import type { Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock } from '../store/key-value-store.js';
 import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache.js';
-import { type AgentCard, buildAgentCard } from './agent-card.js';
-import { answerKeys, ChangeFeed, type ChangeListener, type Reusable } from './answer-reuse.js';
+import { type AgentCard, buildAgentCard, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION } from './agent-card.js';
+import { answerKeys, ChangeFeed, type ChangeListener, type Reusable, UNTIL_SIGNING_KEY_CHANGES } from './answer-reuse.js';
+import type { CardSigner, Signed } from './card-signer.js';
 import { HumanAgentIndex } from './human-agent-index.js';
 
 export interface AgentInfo {
@@ -179,6 +183,14 @@ export interface RegistrationFile {
   supportedTrust: string[];
 }
 
+/** The registry's proof-of-human extension, as the URL that identifies it describes it. */
+export interface ProofOfHumanExtensionDescription {
+  uri: string;
+  name: string;
+  description: string;
+  jwksUri: string;
+}
+
 /** The version of the discovery document's shape. */
 export const DISCOVERY_VERSION = '1.0.0';
 
@@ -188,6 +200,8 @@ export interface AgentQueryOptions {
   clock: Clock;
   publicUrl: string;
   appName: string;
+  /** Signs the cards and the registration file with the service's current key. */
+  signer: CardSigner;
   /** Log polling interval; default 1,000 ms for an external RPC (Celo's block time), 200 ms for an embedded chain. */
   eventPollIntervalMs?: number;
   /** Most blocks per eth_getLogs while backfilling (halved on refusals); default 50,000. */
@@ -225,6 +239,8 @@ export class AgentQueryService {
   readonly #changes = new ChangeFeed();
   /** stop() was called: nothing restarts the followers until start(). */
   #stopped = false;
+  /** The registration file signed by the current key. */
+  readonly #signedRegistrationFile: () => Promise<string>;
 
   constructor(options: AgentQueryOptions) {
     this.#options = options;
@@ -232,6 +248,11 @@ export class AgentQueryService {
       NetworkName,
       NetworkQueries
     >;
+    // kept cards are signed again at their next request (#preparedFrom); what others keep is dropped now
+    options.signer.onKeyChange(() => this.#changes.changed(answerKeys.signingKey()));
+    this.#signedRegistrationFile = options.signer.perKey(() =>
+      options.signer.signCompact(JSON.stringify(this.registrationFile()), 'application/json'),
+    );
   }
 
   #setUp(gateway: NetworkGateway): NetworkQueries {
@@ -345,12 +366,19 @@ export class AgentQueryService {
     // the record is the agent's and the network's; nothing else of the request goes into these answers, so the
     // shape alone keys them (an answer depending on another parameter would need it in the key)
     const known = record.answers.get(shape) as PreparedAnswer<AgentAnswers[S]> | undefined;
-    if (known && this.#options.clock() < known.validUntilMs) return known;
+    if (known && this.#options.clock() < known.validUntilMs && (known.signedWith === undefined || known.signedWith === this.#options.signer.kid)) {
+      return known;
+    }
     const { view } = record;
-    const prepared: PreparedAnswer<AgentAnswers[S]> = {
-      value: (await this.#build(shape, queries, agentId, view)) as AgentAnswers[S],
-      validUntilMs: this.#isVerified(view) ? Number(view.proofExpiresAt) * 1000 : Number.POSITIVE_INFINITY,
-    };
+    const validUntilMs = this.#isVerified(view) ? Number(view.proofExpiresAt) * 1000 : Number.POSITIVE_INFINITY;
+    const prepared: PreparedAnswer<AgentAnswers[S]> =
+      shape === 'card'
+        ? await this.#signedCard(queries, agentId, view).then(({ value, kid }) => ({
+            value: value as AgentAnswers[S],
+            validUntilMs,
+            signedWith: kid,
+          }))
+        : { value: (await this.#build(shape, queries, agentId, view)) as AgentAnswers[S], validUntilMs };
     record.answers.set(shape, prepared);
     return prepared;
   }
@@ -366,11 +394,13 @@ export class AgentQueryService {
     const { value, validUntilMs } = await this.#preparedFrom(shape, queries, agentId, record);
     // a record read while the follower was not live, or dropped meanwhile, is not the cache's: its drop would go unheard
     if (!queries.follower.isLive() || !queries.cache.holds(agentId, record)) return { value };
-    return { value, reuse: { keys: [network, answerKeys.agent(network, agentId)], validUntilMs, live: queries.live } };
+    const keys = [network, answerKeys.agent(network, agentId), ...(shape === 'card' ? [answerKeys.signingKey()] : [])];
+    return { value, reuse: { keys, validUntilMs, live: queries.live } };
   }
 
+  /** An answer that is not signed: built from the view alone. */
   #build(
-    shape: AgentAnswerShape,
+    shape: Exclude<AgentAnswerShape, 'card'>,
     queries: NetworkQueries,
     agentId: bigint,
     view: AgentView,
@@ -380,8 +410,6 @@ export class AgentQueryService {
         return this.#info(queries, agentId, view);
       case 'verify':
         return this.#verify(queries, agentId, view);
-      case 'card':
-        return this.#card(queries, agentId, view);
       case 'reputation':
         return this.#reputation(queries, agentId, view);
       case 'verify-status':
@@ -549,6 +577,11 @@ export class AgentQueryService {
     return (await this.#prepared('card', network, agentId)).value;
   }
 
+  /** The card, signed by the current key. */
+  #signedCard(queries: NetworkQueries, agentId: bigint, view: AgentView): Promise<Signed<AgentCard>> {
+    return this.#options.signer.signCard(this.#card(queries, agentId, view));
+  }
+
   #card(queries: NetworkQueries, agentId: bigint, view: AgentView): AgentCard {
     if (!view.exists) throw this.#notFound(queries, agentId);
     const { gateway } = queries;
@@ -557,6 +590,7 @@ export class AgentQueryService {
       metadata: view.metadata,
       serviceA2aUrl: `${this.#options.publicUrl}${A2A_PATH}`,
       networkLabel: NETWORKS[gateway.network].label,
+      extensionUri: proofOfHumanExtensionUri(this.#options.publicUrl),
       proofOfHuman: {
         agentId: Number(agentId),
         registry: gateway.contracts.registry,
@@ -648,6 +682,30 @@ export class AgentQueryService {
       registrations: [],
       supportedTrust: [],
     };
+  }
+
+  /** What the registry's proof-of-human extension is, as its URI describes it. */
+  proofOfHumanExtension(): ProofOfHumanExtensionDescription {
+    const { publicUrl } = this.#options;
+    return {
+      uri: proofOfHumanExtensionUri(publicUrl),
+      name: 'Proof of human',
+      description:
+        `${PROOF_OF_HUMAN_EXTENSION_DESCRIPTION}. The per-agent cards of this registry (${publicUrl}/api/cards/{chainId}/{agentId}) ` +
+        "declare it in capabilities.extensions with the claims as its params: the agent's registry, chain and address, " +
+        'whether its proof is fresh, the provider, its strength and the expiry, and the credentials the human disclosed. ' +
+        "Verify the card's signature (A2A v1.0 section 8.4) with the keys at jwksUri before trusting them.",
+      jwksUri: `${publicUrl}${JWKS_PATH}`,
+    };
+  }
+
+  /**
+   * The registration file as a compact JWS that carries it (its payload is byte for byte what
+   * /.well-known/agent-registration.json serves), signed once per key; reusable until the key that signs changes.
+   */
+  async signedRegistrationFile(): Promise<Reusable<string>> {
+    const value = await this.#signedRegistrationFile();
+    return { value, reuse: UNTIL_SIGNING_KEY_CHANGES };
   }
 
   async #indexReady(queries: NetworkQueries): Promise<void> {

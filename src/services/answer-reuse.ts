@@ -22,13 +22,21 @@ export interface Reusable<T> {
 /** Hears the keys whose answers are no longer current, synchronously, in the tick the service learned it. */
 export type ChangeListener = (key: string) => void;
 
-/** The keys answers depend on. A network's own key changes with everything of that network (a reorganisation). */
+/**
+ * The keys answers depend on. A network's own key changes with everything of that network (a reorganisation); the
+ * signing key's with everything signed.
+ */
 export const answerKeys = {
   network: (network: NetworkName): string => network,
   agent: (network: NetworkName, agentId: bigint): string => `${network}/agent/${agentId}`,
   nullifier: (network: NetworkName, nullifier: bigint): string => `${network}/nullifier/${nullifier}`,
   human: (network: NetworkName, address: Address): string => `${network}/human/${getAddress(address)}`,
+  /** Whatever the service signed: it changes when the key that signs does. */
+  signingKey: (): string => 'signing-key',
 };
+
+/** Reuse of what the service signed and nothing else changes: until the key that signs does. */
+export const UNTIL_SIGNING_KEY_CHANGES: Reuse = { keys: [answerKeys.signingKey()], validUntilMs: Number.POSITIVE_INFINITY, live: () => true };
 
 /** The listeners of one service's changes. */
 export class ChangeFeed {

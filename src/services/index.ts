@@ -6,6 +6,7 @@ import { DEFAULT_MINIMUM_DEPOSIT, type PaymasterOnChain } from '../aa/paymaster-
 import { type LowDepositReport, PaymasterDeposits } from '../aa/paymaster-deposits.js';
 import type { DemoVerifierGateway } from '../chain/demo-verifier-gateway.js';
 import type { ChainGateway } from '../chain/gateway.js';
+import { JWKS_PATH } from '../core/endpoints.js';
 import { ServiceError } from '../core/errors.js';
 import type { QuotaInput } from '../core/human-quota.js';
 import type { NetworkName } from '../core/networks.js';
@@ -29,6 +30,7 @@ import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { type AgentMessageLimitOptions, AgentMessageLimits, DEFAULT_AGENT_MESSAGE_LIMITS } from './agent-message-limits.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
+import { CardSigner } from './card-signer.js';
 import { KeyDirectories } from './key-directories.js';
 import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { SignedRequestVerifier } from './signed-requests.js';
@@ -125,6 +127,8 @@ export interface Services {
   signedRequests: SignedRequestVerifier;
   /** The key the service signs with, and the JWKS of the keys a verifier may still need. */
   signingKeys: SigningKeys;
+  /** Signs cards and documents with the current key, and tells when that key changes; stop() at shutdown. */
+  cardSigner: CardSigner;
   /** Ed25519 agents' Web Bot Auth key directories, with the signatures their agents publish. */
   keyDirectories: KeyDirectories;
   /** The demo endpoints' use cases. */
@@ -165,12 +169,15 @@ export function createServices(options: ServiceOptions): Services {
   const deregistration = new DeregistrationService(flowDeps);
   const refresh = new RefreshService(flowDeps);
   const identify = new IdentifyService(flowDeps);
+  const signingKeys = options.signingKeys ?? new ServiceSigningKeys({ store: options.store, source: { kind: 'store' }, clock });
+  const cardSigner = new CardSigner({ keys: signingKeys, jwksUrl: `${options.publicUrl}${JWKS_PATH}` });
   const queries = new AgentQueryService({
     chains: options.chains,
     metrics: options.metrics ?? new Metrics(),
     clock,
     publicUrl: options.publicUrl,
     appName: options.appName,
+    signer: cardSigner,
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
@@ -223,7 +230,8 @@ export function createServices(options: ServiceOptions): Services {
     limits,
     streams: new StreamLimits(options.streamLimits),
     signedRequests,
-    signingKeys: options.signingKeys ?? new ServiceSigningKeys({ store: options.store, source: { kind: 'store' }, clock }),
+    signingKeys,
+    cardSigner,
     keyDirectories: new KeyDirectories(queries, options.store, clock),
     demo: {
       ...demo,

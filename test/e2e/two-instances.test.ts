@@ -11,6 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { verifyAgentCardSignature } from '@a2a-js/sdk';
+import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerFromExport, signRequest } from '../../src/client/index.js';
 import { REGISTER_TESTNET, rpcStream } from '../support/a2a.js';
@@ -174,12 +176,17 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'two instances on one Redis' :
     expect(decodeURIComponent(String(session.body['deepLink'])).toLowerCase()).toContain(registry.toLowerCase());
   });
 
-  it('sign with one key kept in the Redis: both serve the same JWKS, and neither DATA_DIR holds a key file', async () => {
+  it('sign with one key kept in the Redis: both serve the same JWKS, neither DATA_DIR holds a key file, and their cards verify against either', async () => {
     const [fromA, fromB] = await Promise.all([callService(a!.base, '/.well-known/jwks.json'), callService(b!.base, '/.well-known/jwks.json')]);
     expect(fromA.status).toBe(200);
     expect(fromB.body).toEqual(fromA.body);
     expect(fromA.body['keys']).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' })]);
     expect(existsSync(join(dirA, 'signing-key.json')) || existsSync(join(dirB, 'signing-key.json'))).toBe(false);
+    // what either signs verifies against the other's JWKS
+    const keys = fromB.body['keys'] as (JWK & { kid: string })[];
+    const verify = verifyAgentCardSignature(async (kid) => keys.find((key) => key.kid === kid) ?? {});
+    for (const base of [a!.base, b!.base])
+      await expect(verify((await callService(base, '/.well-known/agent-card.json')).body as never)).resolves.toBeUndefined();
   });
 
   it('a session opened on A is followed and exported on B, and the key is handed out once across both', async () => {

@@ -1,8 +1,9 @@
 // The per-agent card: whatever the owner put on chain, the card validates against the A2A v0.3.0 AgentCard
-// definition, keeps the owner's well-typed fields and fills defaults for the rest.
+// definition, keeps the owner's well-typed fields and fills defaults for the rest; the proof-of-human block is the
+// params of the registry's extension (what the signature covers), and the endpoints are repeated as v1.0 interfaces.
 import type { ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildAgentCard, ownerCardFields, type ProofOfHumanBlock } from '../../src/services/agent-card.js';
+import { buildAgentCard, ownerCardFields, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION, type ProofOfHumanBlock } from '../../src/services/agent-card.js';
 import { A2A_SCHEMA, a2aCardValidator } from '../support/queries.js';
 import { hasSharedFile } from '../support/shared.js';
 
@@ -21,8 +22,17 @@ const proofOfHuman: ProofOfHumanBlock = {
   credentials: { nationality: 'GBR', olderThan: 18, ofac: [true, true, true] },
 };
 
+const EXTENSION_URI = 'https://registry.example/extensions/proof-of-human/v1';
+const extension = { uri: EXTENSION_URI, description: PROOF_OF_HUMAN_EXTENSION_DESCRIPTION, required: false, params: proofOfHuman };
+
 const card = (metadata: string) =>
-  buildAgentCard({ metadata, proofOfHuman, serviceA2aUrl: 'https://registry.example/api/a2a', networkLabel: 'Celo Sepolia' });
+  buildAgentCard({
+    metadata,
+    proofOfHuman,
+    serviceA2aUrl: 'https://registry.example/api/a2a',
+    networkLabel: 'Celo Sepolia',
+    extensionUri: EXTENSION_URI,
+  });
 
 describe.skipIf(!hasSharedFile(A2A_SCHEMA))('agent card', () => {
   let validate: ValidateFunction;
@@ -46,7 +56,34 @@ describe.skipIf(!hasSharedFile(A2A_SCHEMA))('agent card', () => {
       skills: [],
       registrations: [{ agentId: 7, agentRegistry: 'eip155:11142220:0x1111111111111111111111111111111111111111' }],
       proofOfHuman,
+      signatures: [],
     });
+    expect(result.capabilities).toEqual({ streaming: false, pushNotifications: false, stateTransitionHistory: false, extensions: [extension] });
+    expect(result.supportedInterfaces).toEqual([{ url: 'https://registry.example/api/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }]);
+  });
+
+  it("adds the registry's extension after the owner's, drops any proof-of-human extension the owner declares, and lists every endpoint as a v1.0 interface", () => {
+    const owned = { uri: 'https://weather.example/ext/units', required: true, params: { units: 'metric' } };
+    const metadata = {
+      url: 'https://weather.example/a2a',
+      preferredTransport: 'GRPC',
+      additionalInterfaces: [{ url: 'https://weather.example/jsonrpc', transport: 'JSONRPC' }],
+      capabilities: {
+        streaming: true,
+        extensions: [
+          owned,
+          { uri: EXTENSION_URI, params: { isVerified: true } },
+          { uri: 'https://other-registry.example/extensions/proof-of-human/v1/', params: { isVerified: true } },
+        ],
+      },
+    };
+    const result = card(JSON.stringify(metadata));
+    expectValid(result);
+    expect(result.capabilities).toEqual({ streaming: true, extensions: [owned, extension] });
+    expect(result.supportedInterfaces).toEqual([
+      { url: 'https://weather.example/a2a', protocolBinding: 'GRPC', protocolVersion: '0.3' },
+      { url: 'https://weather.example/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ]);
   });
 
   it("keeps the owner's A2A fields", () => {

@@ -12,6 +12,9 @@ import { EMPTY_CREDENTIALS } from '../../src/core/credentials.js';
 import { NETWORKS, type NetworkName } from '../../src/core/networks.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentQueryService } from '../../src/services/agent-queries.js';
+import { CardSigner } from '../../src/services/card-signer.js';
+import { ServiceSigningKeys } from '../../src/services/signing-keys.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 
 const REGISTRY: Address = '0x1111111111111111111111111111111111111111';
 const PROVIDER: Address = '0x3333333333333333333333333333333333333333';
@@ -70,6 +73,11 @@ function fakeGateway(network: NetworkName, view: AgentView): NetworkGateway {
   };
 }
 
+const signer = new CardSigner({
+  keys: new ServiceSigningKeys({ store: new MemoryStore(), source: { kind: 'store' } }),
+  jwksUrl: 'https://registry.example/.well-known/jwks.json',
+});
+
 function service(view: AgentView): AgentQueryService {
   return new AgentQueryService({
     chains: new ChainGateway({ mainnet: fakeGateway('mainnet', view), testnet: fakeGateway('testnet', view) }),
@@ -77,6 +85,7 @@ function service(view: AgentView): AgentQueryService {
     clock: () => NOW_S * 1000,
     publicUrl: 'https://registry.example',
     appName: 'Agent Identity Registry',
+    signer,
   });
 }
 

@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { A2A_PATH, AGENT_CARD_PATHS } from '../../core/endpoints.js';
 import { ServiceError } from '../../core/errors.js';
 import type { AgentMessageLimits } from '../../services/agent-message-limits.js';
+import { UNTIL_SIGNING_KEY_CHANGES } from '../../services/answer-reuse.js';
 import type { StreamLimits } from '../../services/stream-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
-import { keepResponse, UNCHANGING } from '../response-cache.js';
+import { keepResponse } from '../response-cache.js';
 import { bodyLimitText, type Route } from '../route.js';
 import {
   type JsonRpcAnswer,
@@ -141,12 +142,14 @@ export function a2aRoutes(handlers: A2aHttpHandlers, limits: AgentMessageLimits,
         description:
           'One skill per intent (register, status, lookup, verify, deregister, freshness, help), with examples. ' +
           'Without an A2A-Version header (or with 0.3) the card is v0.3-shaped (url, preferredTransport, protocolVersion 0.3); ' +
-          'with A2A-Version: 1.0 it is the v1.0 card (supportedInterfaces).',
+          'with A2A-Version: 1.0 it is the v1.0 card (supportedInterfaces). Both carry `signatures`: one JWS by the key that ' +
+          "signs now (A2A v1.0 section 8.4; kid and jku name the service's JWKS), over the v1.0 fields, which the v0.3 " +
+          'card repeats (supportedInterfaces), so either verifies with the same signature.',
         tags: ['Discovery'],
         cors: path === A2A_PATH ? 'a2a' : 'public',
         responses: { 200: { description: 'The agent card' }, 304: { description: 'Not modified (ETag)' } },
         handler: (req, res, next) => {
-          keepResponse(res, UNCHANGING);
+          keepResponse(res, UNTIL_SIGNING_KEY_CHANGES);
           return handlers.card(req, res, next);
         },
       }),

@@ -1,5 +1,6 @@
 import type { Address } from 'viem';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { PROOF_OF_HUMAN_EXTENSION_PATH, REGISTRATION_FILE_PATH, SIGNED_REGISTRATION_FILE_PATH } from '../../core/endpoints.js';
 import type { AgentAnswerShape, AgentAnswers, AgentQueryService } from '../../services/agent-queries.js';
 import { conditionalGetHeaders, etagHeader, jsonRepresentation, sendPrepared } from '../conditional.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
@@ -16,6 +17,8 @@ import {
   discoverySchema,
   humanParamsSchema,
   nullifierParamsSchema,
+  proofOfHumanExtensionDocumentSchema,
+  proofOfHumanSchema,
   registrationFileSchema,
   reputationSchema,
   verifySchema,
@@ -24,6 +27,8 @@ import {
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Public queries'];
+/** RFC 7515's media type of a JWS in compact serialization. */
+const JOSE_MEDIA_TYPE = 'application/jose';
 const DISCOVERY_TAGS = ['Discovery'];
 const badParams: ResponseDoc = { description: 'Unsupported chainId, or a malformed parameter; the message names it' };
 const notFound: ResponseDoc = { description: 'The agent was never minted on this chain, or has been burned' };
@@ -105,6 +110,7 @@ function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read:
 export function queryRoutes(queries: AgentQueryService): Route[] {
   const list = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
   const discovery = { method: 'get', tags: DISCOVERY_TAGS, cache: 'discovery', cors: 'public' } as const;
+  let extensionDocument: z.output<typeof proofOfHumanExtensionDocumentSchema> | undefined;
   return [
     agentRead(queries, {
       path: '/api/agent/info/{chainId}/{agentId}',
@@ -203,12 +209,50 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
     },
     {
       ...discovery,
-      path: '/.well-known/agent-registration.json',
+      path: REGISTRATION_FILE_PATH,
       summary: 'ERC-8004 registration file of this service',
+      description: `Signed: ${SIGNED_REGISTRATION_FILE_PATH} is a JWS that carries these bytes.`,
       responses: { 200: { description: 'The registration file', schema: registrationFileSchema } },
       handler: (_req, res) => {
         keepResponse(res, UNCHANGING);
         res.json(documented(registrationFileSchema, queries.registrationFile()));
+      },
+    },
+    {
+      ...discovery,
+      path: SIGNED_REGISTRATION_FILE_PATH,
+      summary: 'The ERC-8004 registration file, signed by the service',
+      description:
+        'A JWS (RFC 7515 compact serialization) whose payload is the registration file, byte for byte what ' +
+        `${REGISTRATION_FILE_PATH} serves; protected header: alg and kid of a key of the service's JWKS, jku the JWKS URL, ` +
+        'cty application/json. A copy of the file can be checked against it, or the payload read instead. Signed once per ' +
+        'signing key: after a rotation it is signed again by the new one.',
+      responses: {
+        200: { description: 'The compact JWS', contentType: JOSE_MEDIA_TYPE },
+        503: { description: 'The store that keeps the signing keys does not answer' },
+      },
+      handler: async (_req, res) => {
+        const { value, reuse } = await queries.signedRegistrationFile();
+        if (reuse) keepResponse(res, reuse);
+        res.type(JOSE_MEDIA_TYPE).send(value);
+      },
+    },
+    {
+      ...discovery,
+      path: PROOF_OF_HUMAN_EXTENSION_PATH,
+      summary: "The registry's proof-of-human A2A extension, which this URL identifies",
+      description:
+        "What the extension of this URI in an agent card (capabilities.extensions) means: its params are the registry's " +
+        "claims about the agent and its human, read from the chain and covered by the card's signature (the " +
+        "authoritative copy; the card's top-level proofOfHuman repeats them unsigned). paramsSchema is their JSON Schema.",
+      responses: { 200: { description: 'The extension', schema: proofOfHumanExtensionDocumentSchema } },
+      handler: (_req, res) => {
+        keepResponse(res, UNCHANGING);
+        extensionDocument ??= documented(proofOfHumanExtensionDocumentSchema, {
+          ...queries.proofOfHumanExtension(),
+          paramsSchema: z.toJSONSchema(proofOfHumanSchema, { io: 'output' }) as Record<string, unknown>,
+        });
+        res.json(extensionDocument);
       },
     },
   ];

@@ -1,6 +1,7 @@
 // Shapes of the public query endpoints: the path and query parameters the routes validate (a malformed one is a
 // 400 naming it) and the answers, as the OpenAPI document describes them.
 import { z } from 'zod';
+import { PROOF_OF_HUMAN_EXTENSION_PATH } from '../../core/endpoints.js';
 import { NETWORK_NAMES, NETWORKS, resolveNetwork } from '../../core/networks.js';
 import { PROOF_TYPES } from '../../core/proof-type.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
@@ -153,6 +154,53 @@ export const proofOfHumanSchema = z
   })
   .describe('Filled by the registry service from the chain, not by the agent');
 
+/** The registry's A2A extension in a card: its proof-of-human block as params, covered by the card's signature. */
+export const proofOfHumanExtensionSchema = z
+  .object({
+    uri: z
+      .string()
+      .describe(`<public URL of the service>${PROOF_OF_HUMAN_EXTENSION_PATH}: the registry that makes the claims, which describes them there`),
+    description: z.string(),
+    required: z.literal(false).describe('A client that does not know the extension can still talk to the agent'),
+    params: proofOfHumanSchema,
+  })
+  .meta({
+    id: 'ProofOfHumanExtension',
+    description:
+      "The registry's proof-of-human claims as an A2A extension (AgentExtension): the authoritative copy, signed with the card; " +
+      'the top-level proofOfHuman holds the same, unsigned, for older readers',
+  });
+
+/** A JWS of an A2A card (A2A v1.0 §8.4): the flattened JSON serialization without its payload. */
+export const cardSignatureSchema = z
+  .object({
+    protected: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .describe('The base64url protected header: alg and kid of a key of the JWKS, typ "JOSE", jku the JWKS URL'),
+    signature: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .describe('base64url'),
+  })
+  .meta({
+    id: 'AgentCardSignature',
+    description:
+      "A JWS by the service's current key over the RFC 8785 (JCS) form of the card's A2A v1.0 fields, signatures left out " +
+      "(@a2a-js/sdk's verifyAgentCardSignature checks it). Fields outside the v1.0 schema (protocolVersion, url, " +
+      'preferredTransport, additionalInterfaces, image, registrations, proofOfHuman) are not covered: their signed ' +
+      'counterparts are supportedInterfaces and the proof-of-human extension.',
+  });
+
+const ownerExtensionSchema = z
+  .looseObject({
+    uri: z.string(),
+    description: z.string().optional(),
+    required: z.boolean().optional(),
+    params: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe("An extension the agent's owner declared");
+
 export const agentCardSchema = z
   .looseObject({
     protocolVersion: z.string(),
@@ -164,7 +212,9 @@ export const agentCardSchema = z
       streaming: z.boolean().optional(),
       pushNotifications: z.boolean().optional(),
       stateTransitionHistory: z.boolean().optional(),
-      extensions: z.array(z.looseObject({ uri: z.string() })).optional(),
+      extensions: z
+        .array(z.union([proofOfHumanExtensionSchema, ownerExtensionSchema]))
+        .describe("The owner's extensions, then the registry's proof-of-human extension (always the last)"),
     }),
     defaultInputModes: z.array(z.string()),
     defaultOutputModes: z.array(z.string()),
@@ -175,16 +225,20 @@ export const agentCardSchema = z
     provider: z.object({ organization: z.string(), url: z.string() }).optional(),
     additionalInterfaces: z.array(z.object({ url: z.string(), transport: z.string() })).optional(),
     image: z.string().optional(),
+    supportedInterfaces: z
+      .array(z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }))
+      .describe('url then additionalInterfaces as A2A v1.0 interfaces: the endpoints the signature covers'),
     registrations: z
       .array(z.object({ agentId: z.number().int(), agentRegistry: z.string().describe('eip155:<chainId>:<registry>') }))
       .describe('ERC-8004: where the agent is registered'),
-    proofOfHuman: proofOfHumanSchema,
+    proofOfHuman: proofOfHumanSchema.describe("The proof-of-human extension's params again, unsigned, for readers written before the signature"),
+    signatures: z.array(cardSignatureSchema).describe('One signature, by the key that signs now'),
   })
   .meta({
     id: 'AgentCard',
     description:
       "A2A v0.3.0 AgentCard from the agent's own on-chain metadata (fields of the wrong type are left out), with defaults " +
-      '(name "Agent #<id>") where it has none, plus the proof-of-human block',
+      '(name "Agent #<id>") where it has none, plus the proof-of-human extension, signed by the service',
   });
 
 const smartAccountKindSchema = z
@@ -242,6 +296,16 @@ export const discoverySchema = z
       .describe('Per network where the proxy has a bundler: its ERC-4337 stack (EntryPoint, account factories, paymaster) and the proxy'),
   })
   .meta({ id: 'DiscoveryDocument' });
+
+export const proofOfHumanExtensionDocumentSchema = z
+  .object({
+    uri: z.string().describe('The URI cards name the extension by: this URL'),
+    name: z.string(),
+    description: z.string(),
+    jwksUri: z.string().describe('The keys the cards carrying it are signed with (the jku of their signatures)'),
+    paramsSchema: z.record(z.string(), z.unknown()).describe("The JSON Schema of the extension's params"),
+  })
+  .meta({ id: 'ProofOfHumanExtensionDocument', description: "What the registry's proof-of-human extension is, at the URI that identifies it" });
 
 export const registrationFileSchema = z
   .object({
