@@ -21,9 +21,10 @@ import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
+import { AGENT_CREDENTIAL_VCT } from '../core/agent-credential.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
-import { A2A_PATH, agentCardPath, JWKS_PATH } from '../core/endpoints.js';
+import { A2A_PATH, agentCardPath, CREDENTIAL_PATH, JWKS_PATH, STATUS_LIST_PATH } from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -155,6 +156,8 @@ export interface DiscoveryDocument {
   sessionTtlMs: number;
   /** The service's signing keys (JWKS): what its signed cards and credentials verify against. */
   jwksUri: string;
+  /** The human-backed-agent credential: where a signed request gets one, its type, and where its status lists are. */
+  agentCredential: AgentCredentialDiscovery;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
 }
@@ -177,6 +180,14 @@ export interface RegistrationFile {
   /** Empty: the service itself is not registered as an agent in any registry. */
   registrations: { agentId: number; agentRegistry: string }[];
   supportedTrust: string[];
+}
+
+export interface AgentCredentialDiscovery {
+  endpoint: string;
+  format: 'dc+sd-jwt';
+  vct: string;
+  /** A URI template: {listId} as a credential's status names it. */
+  statusListUri: string;
 }
 
 /** The version of the discovery document's shape. */
@@ -589,6 +600,12 @@ export class AgentQueryService {
       capabilities: [...DISCOVERY_CAPABILITIES],
       sessionTtlMs: SessionTokens.LIFETIME_MS,
       jwksUri: `${this.#options.publicUrl}${JWKS_PATH}`,
+      agentCredential: {
+        endpoint: `${this.#options.publicUrl}${CREDENTIAL_PATH}`,
+        format: 'dc+sd-jwt',
+        vct: AGENT_CREDENTIAL_VCT,
+        statusListUri: `${this.#options.publicUrl}${STATUS_LIST_PATH}`,
+      },
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
   }
