@@ -4,8 +4,10 @@
 // list, fetched once and then kept for as long as their Cache-Control allows.
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { SDJwtInstance } from '@sd-jwt/core';
 import { digest } from '@sd-jwt/crypto-nodejs';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { getListFromStatusListJWT, type StatusList } from '@sd-jwt/jwt-status-list';
+import { SDJwtVcInstance, type SdJwtVcPayload } from '@sd-jwt/sd-jwt-vc';
 import type { Address, Hex } from 'viem';
 import { AGENT_CREDENTIAL_VCT, type AgentCnfJwk, kbAlgOf, SELECTIVE_CLAIMS, type SelectiveClaim, secp256k1Jwk } from '../core/agent-credential.js';
 import { ed25519PublicJwk } from '../core/agent-jwk.js';
@@ -45,7 +47,18 @@ export interface AgentCredential {
 export class CredentialError extends Error {
   constructor(
     /** What failed, for a verifier's logs and answers. */
-    readonly reason: 'request' | 'malformed' | 'issuer' | 'signature' | 'expired' | 'audience' | 'nonce' | 'key-binding' | 'revoked' | 'status',
+    readonly reason:
+      | 'request'
+      | 'malformed'
+      | 'issuer'
+      | 'signature'
+      | 'expired'
+      | 'audience'
+      | 'nonce'
+      | 'key-binding'
+      | 'revoked'
+      | 'status'
+      | 'unreachable',
     message: string,
   ) {
     super(message);
@@ -148,6 +161,62 @@ export interface VerifiedCredential {
 }
 
 const defaultCache = new HttpCache();
+/** Allowed difference between the registry's clock and this one (seconds): a status list fetched now may be dated a second on. */
+const CLOCK_SKEW_S = 5;
+const MEMO_ENTRIES = 10_000;
+/** Issuer signatures already checked (key, signed bytes, signature), and status list tokens already checked and decoded. */
+const verifiedSignatures = new Set<string>();
+const statusLists = new Map<string, HeldStatusList>();
+
+interface HeldStatusList {
+  list: StatusList;
+  iat?: number;
+  exp?: number;
+}
+
+function remember<T>(memo: Set<T>, value: T): void {
+  if (memo.size >= MEMO_ENTRIES) memo.clear();
+  memo.add(value);
+}
+
+const jwsKeyId = (jwk: ServiceJwk): string => `${jwk.kty}:${jwk.crv}:${jwk.x}:${jwk.y ?? ''}`;
+
+/**
+ * The status list at `uri`, as the cache holds it: its token checked (typ, the registry's signature, its subject, its
+ * lifetime) and decoded once per token.
+ */
+async function statusListOf(
+  cache: HttpCache,
+  uri: string,
+  nowMs: number,
+  verifier: (data: string, signature: string) => Promise<boolean>,
+): Promise<StatusList> {
+  const { body: token } = await cache.get(uri, nowMs, { accept: 'application/statuslist+jwt' });
+  const held = statusLists.get(token);
+  if (held) return checkedLifetime(held, nowMs);
+  const [header, payload, signature] = token.split('.');
+  const signingInput = `${header}.${payload}`;
+  if (jwsHeaderOf(signingInput)?.typ !== 'statuslist+jwt' || signature === undefined || !(await verifier(signingInput, signature))) {
+    throw new CredentialError('status', `The status list at ${uri} is not a status list token signed by the registry`);
+  }
+  const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8')) as { sub?: unknown; iat?: unknown; exp?: unknown };
+  if (claims.sub !== uri) throw new CredentialError('status', `The status list at ${uri} names another list (${String(claims.sub)})`);
+  const decoded: HeldStatusList = {
+    list: getListFromStatusListJWT(token),
+    ...(typeof claims.iat === 'number' ? { iat: claims.iat } : {}),
+    ...(typeof claims.exp === 'number' ? { exp: claims.exp } : {}),
+  };
+  if (statusLists.size >= 1_000) statusLists.clear();
+  statusLists.set(token, decoded);
+  return checkedLifetime(decoded, nowMs);
+}
+
+function checkedLifetime({ list, iat, exp }: HeldStatusList, nowMs: number): StatusList {
+  const nowS = nowMs / 1000;
+  if (typeof exp === 'number' && exp + CLOCK_SKEW_S <= nowS) throw new CredentialError('status', 'The status list has expired');
+  if (typeof iat === 'number' && iat - CLOCK_SKEW_S > nowS) throw new CredentialError('status', 'The status list is dated in the future');
+  return list;
+}
 /** A key the JWKS does not list makes it fetched again, at most this often (a forged kid costs no more than that). */
 const JWKS_RELOAD_MS = 30_000;
 const keyObjects = new Map<string, KeyObject>();
@@ -209,10 +278,17 @@ export async function verifyAgentCredential(presentation: string, options: Verif
     const jwk = await serviceKey(cache, jwksUrl, header?.kid, nowMs);
     const alg = jwsAlgOfJwk(jwk);
     if (alg === undefined || header?.alg !== alg) return false;
-    return jwsVerify(alg, keyObjectOf(jwk), data, signature);
+    // one credential is presented many times: its issuer signature (same bytes, same key) is checked once
+    const memo = `${jwsKeyId(jwk)}.${data}.${signature}`;
+    if (verifiedSignatures.has(memo)) return true;
+    if (!jwsVerify(alg, keyObjectOf(jwk), data, signature)) return false;
+    remember(verifiedSignatures, memo);
+    return true;
   };
   let kbFailure: string | undefined;
-  const instance = new SDJwtVcInstance({
+  // the base SD-JWT instance, and the VC's own checks (vct, status) below: the VC instance decodes the whole status
+  // list again for every credential it checks, which costs more than all the signatures together
+  const instance = new SDJwtInstance<SdJwtVcPayload>({
     hasher: digest,
     hashAlg: 'sha-256',
     verifier,
@@ -229,15 +305,27 @@ export async function verifyAgentCredential(presentation: string, options: Verif
       }
       return true;
     },
-    statusListFetcher: async (uri) => (await cache.get(uri, nowMs, { accept: 'application/statuslist+jwt' })).body,
   });
-  let result: Awaited<ReturnType<SDJwtVcInstance['verify']>>;
+  let result: Awaited<ReturnType<SDJwtInstance<SdJwtVcPayload>['verify']>>;
   try {
-    result = await instance.verify(presentation, { keyBindingNonce: options.nonce, currentDate: nowS });
+    result = await instance.verify(presentation, { keyBindingNonce: options.nonce, currentDate: nowS, skewSeconds: CLOCK_SKEW_S });
   } catch (error) {
     throw classify(error, kbFailure);
   }
-  const { payload, kb } = result;
+  if (result.header?.typ !== 'dc+sd-jwt') throw new CredentialError('malformed', `Not an SD-JWT VC (typ ${String(result.header?.typ)})`);
+  const payload = result.payload as SdJwtVcPayload;
+  const { kb } = result;
+  const reference = payload.status?.status_list;
+  if (!reference || !Number.isSafeInteger(reference.idx) || typeof reference.uri !== 'string') {
+    throw new CredentialError('malformed', 'The credential names no status list entry');
+  }
+  let status: number;
+  try {
+    status = (await statusListOf(cache, reference.uri, nowMs, verifier)).getStatus(reference.idx);
+  } catch (error) {
+    throw classify(error, undefined);
+  }
+  if (status !== 0) throw new CredentialError('revoked', 'The credential is revoked: its agent is no longer backed as it was');
   if (payload.vct !== AGENT_CREDENTIAL_VCT)
     throw new CredentialError('malformed', `Not a human-backed-agent credential (vct ${String(payload.vct)})`);
   if (typeof payload.exp !== 'number') throw new CredentialError('malformed', 'The credential has no expiry');

@@ -42,7 +42,13 @@ export class HttpCache {
   }
 
   async #fetch(url: string, now: number, accept: string | undefined): Promise<FetchedText> {
-    const res = await this.fetcher(url, accept ? { headers: { accept } } : {});
+    let res: Response;
+    try {
+      res = await this.fetcher(url, accept ? { headers: { accept } } : {});
+    } catch (error) {
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+      throw new Error(`GET ${url} failed${cause}`, { cause: error });
+    }
     if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
     const body = await res.text();
     const maxAge = maxAgeOf(res.headers.get('cache-control'));

@@ -161,7 +161,8 @@ describe('the human-backed-agent credential', () => {
     expect(await reason(check(good, { audience: 'https://elsewhere.example' }))).toBe('audience');
     expect(await reason(check(await presentCredential(issued, ecdsa.signer, { audience: 'https://elsewhere.example', nonce })))).toBe('audience');
     expect(await reason(check(good, { nonce: randomUUID() }))).toBe('nonce');
-    const later = issued.expiresAt + 1;
+    // past the expiry and the 5 s allowed for clock differences
+    const later = issued.expiresAt + 6;
     const lateKb = await presentCredential(issued, ecdsa.signer, { audience: AUDIENCE, nonce, now: later });
     expect(await reason(check(lateKb, { now: later }))).toBe('expired');
     // another agent's key signs the KB-JWT over this agent's credential
