@@ -36,11 +36,22 @@ export interface IssuedOn {
   nullifier: string;
 }
 
-/** A live credential's index and expiry (unix seconds). */
+/**
+ * An agent's live credentials, kept compact (an agent asking for one per request may hold thousands, and each issue
+ * rewrites the record): what they were issued on, once per distinct value, and per credential [index, exp (unix
+ * seconds), position in `on`].
+ */
+interface AgentRecord {
+  on: IssuedOn[];
+  entries: [number, number, number][];
+}
+
 interface IssuedEntry extends IssuedOn {
   index: number;
-  exp: number;
 }
+
+const issuedEntries = (record: AgentRecord | undefined): IssuedEntry[] =>
+  (record?.entries ?? []).map(([index, , on]) => ({ index, ...(record?.on[on] as IssuedOn) }));
 
 export interface StatusReference {
   idx: number;
@@ -90,9 +101,16 @@ export class CredentialStatus {
     const { store, publicUrl } = this.#options;
     const index = ((await store.update<number>(NEXT_INDEX, (next) => (next ?? 0) + 1)) as number) - 1;
     const nowS = Math.floor(this.#clock() / 1000);
-    await store.update<IssuedEntry[]>(
+    await store.update<AgentRecord>(
       agentKey(network, agentId),
-      (entries = []) => [...entries.filter((entry) => entry.exp > nowS), { index, exp, ...on }],
+      (record) => {
+        const live = (record?.entries ?? []).filter(([, entryExp]) => entryExp > nowS);
+        const kept = (record?.on ?? []).filter((_, position) => live.some(([, , used]) => used === position));
+        const renumbered = live.map(([i, e, used]): [number, number, number] => [i, e, kept.indexOf(record?.on[used] as IssuedOn)]);
+        let position = kept.findIndex((held) => held.provider === on.provider && held.nullifier === on.nullifier);
+        if (position < 0) position = kept.push({ provider: on.provider, nullifier: on.nullifier }) - 1;
+        return { on: kept, entries: [...renumbered, [index, exp, position]] };
+      },
       // every credential lives at most CREDENTIAL_LIFETIME_S from its issue, and this one is the latest
       (CREDENTIAL_LIFETIME_S + 60) * 1000,
     );
@@ -127,8 +145,8 @@ export class CredentialStatus {
 
   /** Sets the bits of every live credential of the agent (a deregistration the service itself saw, tests). */
   async revokeAgent(network: NetworkName, agentId: bigint): Promise<void> {
-    const entries = await this.#options.store.get<IssuedEntry[]>(agentKey(network, agentId));
-    if (entries) await this.#revoke(entries);
+    const entries = issuedEntries(await this.#options.store.get<AgentRecord>(agentKey(network, agentId)));
+    if (entries.length > 0) await this.#revoke(entries);
   }
 
   #changed(key: string): void {
@@ -152,8 +170,8 @@ export class CredentialStatus {
   /** Looks at the agent on the chain again, and revokes the credentials it no longer backs. */
   async #recheck(network: NetworkName, agentId: bigint): Promise<void> {
     const { store, queries } = this.#options;
-    const entries = await store.get<IssuedEntry[]>(agentKey(network, agentId));
-    if (!entries || entries.length === 0) return;
+    const entries = issuedEntries(await store.get<AgentRecord>(agentKey(network, agentId)));
+    if (entries.length === 0) return;
     let stale: IssuedEntry[];
     try {
       const view = await queries.agentById(network, agentId);
