@@ -1,8 +1,9 @@
 // The client SDK of the agent identity registry (package subpath `./client`): sign requests as an agent (x-svc-agent
 // or RFC 9421), verify agents' signed requests in any framework (verifyAgentRequest; requireAgent for Express) with
 // the human behind each agent (policies, per-human quotas), check signed responses, register an agent through a registry
-// service, and use its account-abstraction proxy with a passkey smart account. It depends on src/core, the passkey
-// account and the generated ABIs only (npm run lint checks it), so it is published on its own.
+// service, get and present the human-backed-agent credential (and verify one offline, against the registry's JWKS and
+// status lists), and use its account-abstraction proxy with a passkey smart account. It depends on src/core, the
+// passkey account and the generated ABIs only (npm run lint checks it), so it is published on its own.
 
 export type { PasskeySmartAccount, PasskeySmartAccountParameters } from '../aa/passkey-account.js';
 export { passkeyCoordinates, toPasskeySmartAccount } from '../aa/passkey-account.js';
@@ -40,6 +41,23 @@ export type { AaProxyOptions, ProxyToken } from './account-abstraction.js';
 export { AA_PROXY_TOKEN_HEADER, AaProxyError, aaProxyClients, aaProxyTransports, fetchProxyToken, proxyFetch } from './account-abstraction.js';
 export type { AgentRequestScheme, AgentVerification, AgentVerifier, AgentVerifierOptions, VerifiedRequestAgent } from './agent-verifier.js';
 export { createAgentVerifier, verifyAgentRequest } from './agent-verifier.js';
+export type {
+  AgentCredential,
+  PresentOptions,
+  RequestCredentialOptions,
+  SelectiveClaim,
+  VerifiedCredential,
+  VerifyCredentialOptions,
+} from './credentials.js';
+export {
+  AGENT_CREDENTIAL_VCT,
+  CredentialError,
+  HttpCache,
+  presentCredential,
+  requestCredential,
+  SELECTIVE_CLAIMS,
+  verifyAgentCredential,
+} from './credentials.js';
 export type { RequireAgentOptions } from './express.js';
 export { requireAgent } from './express.js';
 export type { RedisEvalClient, RedisQuotaStoreOptions } from './redis-quota-store.js';

@@ -35,3 +35,9 @@ export const SCAN_PAGE_PATH = '/register';
 
 /** The per-agent card of an agent on a chain. */
 export const agentCardPath = (chainId: number, agentId: bigint | number): string => `/api/cards/${chainId}/${agentId}`;
+
+/** Where a signed agent request gets a human-backed-agent credential (SD-JWT VC). */
+export const CREDENTIAL_PATH = '/api/agent/credential';
+/** Where the credentials' token status lists are served; {listId} is a decimal. */
+export const STATUS_LIST_PATH = '/api/credentials/status/{listId}';
+export const statusListPath = (listId: number): string => `/api/credentials/status/${listId}`;

@@ -20,6 +20,7 @@ import { type OpenApiDocument, openApiDocument } from './openapi/document.js';
 import { allowOf, BODY_LIMIT, expressPath, type Route } from './route.js';
 import { A2A_RPC_METHODS, type A2aHttpHandlers, a2aRoutes } from './routes/a2a.js';
 import { aaRoutes } from './routes/aa.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { demoRoutes } from './routes/demo.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
@@ -74,6 +75,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
     ...scanPageRoutes(deps.services),
     ...queryRoutes(deps.services.queries),
     ...jwksRoutes(deps.services.signingKeys),
+    ...credentialRoutes(deps.services),
     ...keyDirectoryRoutes(deps.services),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),

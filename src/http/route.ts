@@ -14,6 +14,7 @@ export const bodyLimitText = (bytes: number): string => (bytes % 1024 === 0 ? `$
 export const CACHE_POLICIES = {
   discovery: 'public, max-age=3600',
   keys: 'public, max-age=300',
+  status: 'public, max-age=60',
   agent: 'public, max-age=1',
   static: 'public, max-age=86400',
   revalidate: 'no-cache',

@@ -24,9 +24,10 @@ import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
+import { AGENT_CREDENTIAL_VCT } from '../core/agent-credential.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
-import { A2A_PATH, agentCardPath, JWKS_PATH, proofOfHumanExtensionUri } from '../core/endpoints.js';
+import { A2A_PATH, agentCardPath, CREDENTIAL_PATH, JWKS_PATH, proofOfHumanExtensionUri, STATUS_LIST_PATH } from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -159,6 +160,8 @@ export interface DiscoveryDocument {
   sessionTtlMs: number;
   /** The service's signing keys (JWKS): what its signed cards and credentials verify against. */
   jwksUri: string;
+  /** The human-backed-agent credential: where a signed request gets one, its type, and where its status lists are. */
+  agentCredential: AgentCredentialDiscovery;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
 }
@@ -189,6 +192,15 @@ export interface ProofOfHumanExtensionDescription {
   name: string;
   description: string;
   jwksUri: string;
+}
+
+/** Where and how an agent gets its human-backed-agent credential, and where its status lists are. */
+export interface AgentCredentialDiscovery {
+  endpoint: string;
+  format: 'dc+sd-jwt';
+  vct: string;
+  /** A URI template: {listId} as a credential's status names it. */
+  statusListUri: string;
 }
 
 /** The version of the discovery document's shape. */
@@ -623,6 +635,12 @@ export class AgentQueryService {
       capabilities: [...DISCOVERY_CAPABILITIES],
       sessionTtlMs: SessionTokens.LIFETIME_MS,
       jwksUri: `${this.#options.publicUrl}${JWKS_PATH}`,
+      agentCredential: {
+        endpoint: `${this.#options.publicUrl}${CREDENTIAL_PATH}`,
+        format: 'dc+sd-jwt',
+        vct: AGENT_CREDENTIAL_VCT,
+        statusListUri: `${this.#options.publicUrl}${STATUS_LIST_PATH}`,
+      },
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
   }

@@ -1,5 +1,5 @@
 // Builds the use cases from their ports; shared by the composition root and the tests.
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import type { LocalAccount } from 'viem';
 import { type AaProxyOptions, AaProxyService } from '../aa/aa-proxy.js';
 import { DEFAULT_MINIMUM_DEPOSIT, type PaymasterOnChain } from '../aa/paymaster-deposit.js';
@@ -27,10 +27,12 @@ import { Sessions } from '../sessions/sessions.js';
 import { WatchLeases } from '../sessions/watch-leases.js';
 import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
+import { AgentCredentialService } from './agent-credentials.js';
 import { type AgentMessageLimitOptions, AgentMessageLimits, DEFAULT_AGENT_MESSAGE_LIMITS } from './agent-message-limits.js';
 import type { AccountAbstractionContracts } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
 import { CardSigner } from './card-signer.js';
+import { CredentialStatus } from './credential-status.js';
 import { KeyDirectories } from './key-directories.js';
 import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { SignedRequestVerifier } from './signed-requests.js';
@@ -129,6 +131,9 @@ export interface Services {
   signingKeys: SigningKeys;
   /** Signs cards and documents with the current key, and tells when that key changes; stop() at shutdown. */
   cardSigner: CardSigner;
+  /** The human-backed-agent credential: issuance (SD-JWT VC) and its revocation (token status lists). */
+  credentials: AgentCredentialService;
+  credentialStatus: CredentialStatus;
   /** Ed25519 agents' Web Bot Auth key directories, with the signatures their agents publish. */
   keyDirectories: KeyDirectories;
   /** The demo endpoints' use cases. */
@@ -196,6 +201,17 @@ export function createServices(options: ServiceOptions): Services {
     ...options.sessionWatch,
   });
   const signedRequests = new SignedRequestVerifier(queries, options.store, clock, options.signatureAuthorities ?? [], options.humanQuota);
+  const credentialStatus = new CredentialStatus({ store: options.store, queries, signingKeys, publicUrl: options.publicUrl, clock });
+  credentialStatus.start();
+  const credentials = new AgentCredentialService({
+    signedRequests,
+    status: credentialStatus,
+    signingKeys,
+    chains: options.chains,
+    publicUrl: options.publicUrl,
+    pseudonymSecret: pseudonymSecretOf(options.sessionSecret),
+    clock,
+  });
   const demo = {
     verify: new DemoVerifyService(signedRequests, options.store),
     census: new DemoCensusService(signedRequests, options.store, queries, clock),
@@ -232,6 +248,8 @@ export function createServices(options: ServiceOptions): Services {
     signedRequests,
     signingKeys,
     cardSigner,
+    credentials,
+    credentialStatus,
     keyDirectories: new KeyDirectories(queries, options.store, clock),
     demo: {
       ...demo,
@@ -260,3 +278,10 @@ export function createServices(options: ServiceOptions): Services {
   };
   return services;
 }
+
+/**
+ * The key of the credentials' pairwise pseudonyms: HKDF-SHA256 of the session secret under a label of its own, so it
+ * is kept (and shared by instances) like that secret, and neither key tells anything of the other.
+ */
+export const pseudonymSecretOf = (sessionSecret: Uint8Array): Uint8Array =>
+  new Uint8Array(hkdfSync('sha256', sessionSecret, new Uint8Array(0), 'agent-credential pairwise subject v1', 32));

@@ -5,7 +5,7 @@
 // anywhere: one claim per (signer, message) for every endpoint, REST and A2A alike, on the store port, so shared
 // by every instance and kept across restarts until the signature's window has passed.
 
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { z } from 'zod';
 import { ed25519JwkThumbprint } from '../core/agent-jwk.js';
 import { agentKeyType } from '../core/agent-key.js';
@@ -52,6 +52,8 @@ export interface VerifiedAgent extends RequestSignerIdentity {
   proofExpiresAt: number;
   /** The proof provider's verification strength, 0 to 100. */
   strength: number;
+  /** The proof provider's address (the registry's own: others are refused). */
+  provider: Address;
   credentials: InterfaceCredentials;
 }
 
@@ -161,6 +163,7 @@ export class SignedRequestVerifier {
       nullifier: agent.view.nullifier,
       proofExpiresAt: Number(agent.view.proofExpiresAt),
       strength: agent.view.verificationStrength,
+      provider: agent.view.proofProvider,
       credentials: interfaceCredentials(agent.view),
     };
   }

@@ -265,11 +265,11 @@ describe('public queries', () => {
     });
   });
 
-  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, and the JWKS", async () => {
+  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, the JWKS and the credential", async () => {
     const res = await get('/.well-known/self-agent-id.json');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['name', 'version', 'apiBase', 'networks', 'registrationModes', 'capabilities', 'sessionTtlMs', 'jwksUri'].sort(),
+      ['name', 'version', 'apiBase', 'networks', 'registrationModes', 'capabilities', 'sessionTtlMs', 'jwksUri', 'agentCredential'].sort(),
     );
     expect(res.body).toEqual({
       name: 'Agent Identity Registry',
@@ -280,6 +280,12 @@ describe('public queries', () => {
       capabilities: ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'],
       sessionTtlMs: 1_800_000,
       jwksUri: `${PUBLIC_URL}/.well-known/jwks.json`,
+      agentCredential: {
+        endpoint: `${PUBLIC_URL}/api/agent/credential`,
+        format: 'dc+sd-jwt',
+        vct: 'urn:agent-identity-registry:vct:human-backed-agent:1',
+        statusListUri: `${PUBLIC_URL}/api/credentials/status/{listId}`,
+      },
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

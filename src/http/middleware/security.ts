@@ -17,6 +17,8 @@
 //                                      they change only with a deploy
 //   keys        public, max-age=300    the JWKS: a rotation is seen within 5 minutes, and a verifier that
 //                                      meets a kid it does not hold fetches it again
+//   status      public, max-age=60     credential status lists: a revocation reaches a caching verifier
+//                                      within a minute, while its checks stay offline in between
 //   agent       public, max-age=1      agent reads (info, agents, agents-by-nullifier, verify, cards,
 //                                      reputation, verify-status): the server cache is invalidated by the
 //                                      registry's events, so an answer is at most one block stale; one

@@ -1,14 +1,11 @@
 // The demo endpoints: agents use their identity. Each POST is a thin route over a demo service; each GET
 // describes its endpoint to an agent (headers, how to sign, body). The signature covers the raw body text, so
 // these routes read the body as text and leave its parsing to the service.
-import type { Request } from 'express';
 import { KEY_DIRECTORY_TEMPLATE } from '../../core/key-directory.js';
 import { NETWORKS } from '../../core/networks.js';
 import { AGENT_HEADERS } from '../../core/signed-request.js';
 import type { DemoChainVerifyService } from '../../demo/chain-verify.js';
 import type { Services } from '../../services/index.js';
-import type { SignedRequest } from '../../services/signed-requests.js';
-import type { ResponseDoc } from '../openapi/route-doc.js';
 import type { Route } from '../route.js';
 import {
   agentToAgentSchema,
@@ -21,40 +18,14 @@ import {
   demoDescriptionSchema,
   demoQuerySchema,
   demoVerificationSchema,
-  signedRefusalSchema,
 } from '../schemas/demo.js';
+import { QUOTA, refusal, signatureErrors, signedRequestOf } from '../signed-route.js';
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Demo'];
 
 /** What every signed demo POST shares: the signed headers, CORS for pages that hold an agent key, the raw body. */
 const SIGNED_POST = { method: 'post', tags: TAGS, query: demoQuerySchema, signedRequest: 'required', cors: 'signed', textBody: true } as const;
-
-/** What the verifier sees of a request: the exact bytes that were signed. */
-const signedRequestOf = (req: Request): SignedRequest => ({
-  headers: req.headers,
-  method: req.method,
-  url: req.originalUrl,
-  ...(req.headers.host !== undefined ? { authority: req.headers.host } : {}),
-  body: typeof req.body === 'string' ? req.body : '',
-});
-
-/** A refused signed request: {error}, and for a human-level policy's refusal the policy's name. */
-const refusal = (description: string): ResponseDoc => ({ description, schema: signedRefusalSchema });
-const QUOTA = "the human's quota of signed requests (HUMAN_QUOTA_*, shared by all of the human's agents) is used up (Retry-After)";
-
-const signatureErrors: Record<number, ResponseDoc> = {
-  400: { description: 'An unsupported network, a malformed Signature-Input, or a malformed policy' },
-  401: { description: 'No signature: neither the x-svc-agent-* headers nor an RFC 9421 Signature-Input' },
-  403: refusal(
-    'The signature or the agent check failed, or a policy refused the human: the message says which (bad or non-canonical ' +
-      'signature: ECDSA needs low s and v 27/28; timestamp or created/expires; another host; a changed body; a covered component ' +
-      'missing; unregistered or expired agent); a policy refusal names the policy',
-  ),
-  409: { description: 'This signed message or nonce was used before, at this or any other endpoint or over A2A (replay)' },
-  429: refusal(`The quota: ${QUOTA}`),
-  500: { description: 'The chain RPC failed' },
-};
 
 const authentication = {
   required: true,

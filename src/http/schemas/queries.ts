@@ -271,6 +271,14 @@ export const discoverySchema = z
     capabilities: z.array(z.enum(DISCOVERY_CAPABILITIES)),
     sessionTtlMs: z.number().int().describe('Session lifetime in milliseconds'),
     jwksUri: z.string().describe("The service's public signing keys (JWKS, RFC 7517): what its signed cards and credentials verify against"),
+    agentCredential: z
+      .object({
+        endpoint: z.string().describe('POST a signed request here for a credential (SD-JWT VC) for one audience'),
+        format: z.literal('dc+sd-jwt'),
+        vct: z.string().describe("The credential's type (vct)"),
+        statusListUri: z.string().describe("The token status lists' URI template ({listId}): credentials name their list and index"),
+      })
+      .describe('The human-backed-agent credential'),
     accountAbstraction: z
       .partialRecord(
         network,

@@ -1,0 +1,210 @@
+// Revocation of issued credentials: token status lists (draft-ietf-oauth-status-list), one bit per credential, signed
+// with the service's key. Each credential gets the next index on the store port (an atomic counter: instances
+// sharing the store never hand out one index twice); lists hold STATUS_LIST_SIZE entries, so a verifier decodes a few
+// hundred bytes. The store also keeps, per agent, the indices of its live credentials and what they were issued
+// on (provider, nullifier). Every registry event about an agent, heard through the query service's change feed
+// in the follower poll that saw it, makes each instance look at that agent again: burned, without a proof, an
+// expired proof, another provider or another human, and its credentials' bits are set. A network-wide change
+// (a reorganisation) looks at every agent holding live credentials.
+import { createHeaderAndPayload, StatusList } from '@sd-jwt/jwt-status-list';
+import { CREDENTIAL_LIFETIME_S } from '../core/agent-credential.js';
+import { statusListPath } from '../core/endpoints.js';
+import { jwsSign } from '../core/jws-crypto.js';
+import { NETWORK_NAMES, type NetworkName } from '../core/networks.js';
+import type { Clock, KeyValueStore } from '../store/key-value-store.js';
+import type { AgentQueryService } from './agent-queries.js';
+import type { SigningKeys } from './signing-keys.js';
+
+/** Entries per list. */
+export const STATUS_LIST_SIZE = 4096;
+/** How long a fetched list may be used (its Cache-Control max-age and its `ttl` claim). */
+export const STATUS_LIST_MAX_AGE_S = 60;
+/** A list token's own lifetime: a verifier holding an older one fetches again. */
+const STATUS_TOKEN_LIFETIME_S = 3_600;
+/** The media type of a status list token. */
+export const STATUS_LIST_MEDIA_TYPE = 'application/statuslist+jwt';
+
+const NEXT_INDEX = 'credential-status:next';
+const listKey = (listId: number) => `credential-status:list:${listId}`;
+const agentPrefix = (network: NetworkName) => `credential-status:agent:${network}:`;
+const agentKey = (network: NetworkName, agentId: bigint) => `${agentPrefix(network)}${agentId}`;
+
+/** What a credential was issued on: it stands while the agent still has this. */
+export interface IssuedOn {
+  provider: string;
+  /** Decimal. */
+  nullifier: string;
+}
+
+/**
+ * An agent's live credentials, kept compact (an agent asking for one per request may hold thousands, and each issue
+ * rewrites the record): what they were issued on, once per distinct value, and per credential [index, exp (unix
+ * seconds), position in `on`].
+ */
+interface AgentRecord {
+  on: IssuedOn[];
+  entries: [number, number, number][];
+}
+
+interface IssuedEntry extends IssuedOn {
+  index: number;
+}
+
+const issuedEntries = (record: AgentRecord | undefined): IssuedEntry[] =>
+  (record?.entries ?? []).map(([index, , on]) => ({ index, ...(record?.on[on] as IssuedOn) }));
+
+export interface StatusReference {
+  idx: number;
+  uri: string;
+}
+
+export interface CredentialStatusOptions {
+  store: KeyValueStore;
+  queries: AgentQueryService;
+  signingKeys: SigningKeys;
+  publicUrl: string;
+  clock?: Clock;
+  /** A check of an agent failed (its credentials were revoked then: failing closed costs the agent a new request). */
+  onError?: (error: unknown) => void;
+}
+
+export class CredentialStatus {
+  readonly #options: CredentialStatusOptions;
+  readonly #clock: Clock;
+  readonly #pending = new Set<Promise<void>>();
+  /** The signed token of each list, with the revoked set and kid it was made from. */
+  readonly #tokens = new Map<number, { revoked: string; kid: string; iat: number; token: string }>();
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(options: CredentialStatusOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  /** Follows the registry's changes (the query service's feed); returns nothing, stop() ends it. */
+  start(): void {
+    this.#unsubscribe ??= this.#options.queries.onChange((key) => this.#changed(key));
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /** Resolves once the checks started so far have set what they had to (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** The next index, recorded against the agent until the credential expires. */
+  async allocate(network: NetworkName, agentId: bigint, on: IssuedOn, exp: number): Promise<StatusReference> {
+    const { store, publicUrl } = this.#options;
+    const index = ((await store.update<number>(NEXT_INDEX, (next) => (next ?? 0) + 1)) as number) - 1;
+    const nowS = Math.floor(this.#clock() / 1000);
+    await store.update<AgentRecord>(
+      agentKey(network, agentId),
+      (record) => {
+        const live = (record?.entries ?? []).filter(([, entryExp]) => entryExp > nowS);
+        const kept = (record?.on ?? []).filter((_, position) => live.some(([, , used]) => used === position));
+        const renumbered = live.map(([i, e, used]): [number, number, number] => [i, e, kept.indexOf(record?.on[used] as IssuedOn)]);
+        let position = kept.findIndex((held) => held.provider === on.provider && held.nullifier === on.nullifier);
+        if (position < 0) position = kept.push({ provider: on.provider, nullifier: on.nullifier }) - 1;
+        return { on: kept, entries: [...renumbered, [index, exp, position]] };
+      },
+      // every credential lives at most CREDENTIAL_LIFETIME_S from its issue, and this one is the latest
+      (CREDENTIAL_LIFETIME_S + 60) * 1000,
+    );
+    const listId = Math.floor(index / STATUS_LIST_SIZE);
+    return { idx: index % STATUS_LIST_SIZE, uri: `${publicUrl}${statusListPath(listId)}` };
+  }
+
+  /** The signed status list token of `listId`; undefined for a list no index was taken from yet. */
+  async token(listId: number): Promise<string | undefined> {
+    const { store, signingKeys, publicUrl } = this.#options;
+    const next = (await store.get<number>(NEXT_INDEX)) ?? 0;
+    if (!Number.isSafeInteger(listId) || listId < 0 || listId * STATUS_LIST_SIZE >= next) return undefined;
+    const revokedList = (await store.get<number[]>(listKey(listId))) ?? [];
+    const revoked = revokedList.join(',');
+    const key = await signingKeys.current();
+    const nowS = Math.floor(this.#clock() / 1000);
+    const held = this.#tokens.get(listId);
+    // the same bits under the same key: the token made before serves until half its life is gone
+    if (held && held.revoked === revoked && held.kid === key.kid && nowS - held.iat < STATUS_TOKEN_LIFETIME_S / 2) return held.token;
+    const list = new StatusList(new Array<number>(STATUS_LIST_SIZE).fill(0), 1);
+    for (const idx of revokedList) list.setStatus(idx, 1);
+    const { header, payload } = createHeaderAndPayload(
+      list,
+      { iss: publicUrl, sub: `${publicUrl}${statusListPath(listId)}`, iat: nowS, exp: nowS + STATUS_TOKEN_LIFETIME_S, ttl: STATUS_LIST_MAX_AGE_S },
+      { alg: key.alg, typ: 'statuslist+jwt', kid: key.kid },
+    );
+    const signingInput = `${b64(header)}.${b64(payload)}`;
+    const token = `${signingInput}.${jwsSign(key.alg, key.privateKey, signingInput)}`;
+    this.#tokens.set(listId, { revoked, kid: key.kid, iat: nowS, token });
+    return token;
+  }
+
+  /** Sets the bits of every live credential of the agent (a deregistration the service itself saw, tests). */
+  async revokeAgent(network: NetworkName, agentId: bigint): Promise<void> {
+    const entries = issuedEntries(await this.#options.store.get<AgentRecord>(agentKey(network, agentId)));
+    if (entries.length > 0) await this.#revoke(entries);
+  }
+
+  #changed(key: string): void {
+    const [network, kind, id] = key.split('/');
+    if (!NETWORK_NAMES.includes(network as NetworkName)) return;
+    if (kind === undefined) this.#track(this.#recheckNetwork(network as NetworkName));
+    else if (kind === 'agent' && id !== undefined && /^\d+$/.test(id)) this.#track(this.#recheck(network as NetworkName, BigInt(id)));
+  }
+
+  #track(check: Promise<void>): void {
+    const tracked = check.catch((error: unknown) => this.#options.onError?.(error)).finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+
+  async #recheckNetwork(network: NetworkName): Promise<void> {
+    const prefix = agentPrefix(network);
+    const keys = await this.#options.store.keys(prefix);
+    await Promise.all(keys.map((key) => this.#recheck(network, BigInt(key.slice(prefix.length)))));
+  }
+
+  /** Looks at the agent on the chain again, and revokes the credentials it no longer backs. */
+  async #recheck(network: NetworkName, agentId: bigint): Promise<void> {
+    const { store, queries } = this.#options;
+    const entries = issuedEntries(await store.get<AgentRecord>(agentKey(network, agentId)));
+    if (entries.length === 0) return;
+    let stale: IssuedEntry[];
+    try {
+      const view = await queries.agentById(network, agentId);
+      const nowS = this.#clock() / 1000;
+      const backed = view?.hasHumanProof && view.isSelfProvider && view.isProofFresh && nowS < Number(view.proofExpiresAt);
+      stale =
+        view && backed
+          ? entries.filter(
+              (entry) => entry.provider.toLowerCase() !== view.proofProvider.toLowerCase() || entry.nullifier !== view.nullifier.toString(),
+            )
+          : entries;
+    } catch (error) {
+      await this.#revoke(entries);
+      throw error;
+    }
+    await this.#revoke(stale);
+  }
+
+  async #revoke(entries: readonly IssuedEntry[]): Promise<void> {
+    const byList = new Map<number, number[]>();
+    for (const { index } of entries) {
+      const listId = Math.floor(index / STATUS_LIST_SIZE);
+      byList.set(listId, [...(byList.get(listId) ?? []), index % STATUS_LIST_SIZE]);
+    }
+    await Promise.all(
+      [...byList].map(([listId, indices]) =>
+        this.#options.store.update<number[]>(listKey(listId), (revoked = []) => {
+          const all = new Set([...revoked, ...indices]);
+          return all.size === revoked.length ? revoked : [...all].sort((a, b) => a - b);
+        }),
+      ),
+    );
+  }
+}
+
+const b64 = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
