@@ -27,7 +27,15 @@ import type { RegistryEventFollower } from '../chain/registry-events.js';
 import { AGENT_CREDENTIAL_VCT } from '../core/agent-credential.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
-import { A2A_PATH, agentCardPath, CREDENTIAL_PATH, JWKS_PATH, proofOfHumanExtensionUri, STATUS_LIST_PATH } from '../core/endpoints.js';
+import {
+  A2A_PATH,
+  agentCardPath,
+  CREDENTIAL_PATH,
+  JWKS_PATH,
+  proofOfHumanExtensionUri,
+  SIGNED_REGISTRATION_FILE_PATH,
+  STATUS_LIST_PATH,
+} from '../core/endpoints.js';
 import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
@@ -162,6 +170,10 @@ export interface DiscoveryDocument {
   jwksUri: string;
   /** The human-backed-agent credential: where a signed request gets one, its type, and where its status lists are. */
   agentCredential: AgentCredentialDiscovery;
+  /** The A2A extension URI under which signed cards carry the proof of human (authoritative over the top-level block). */
+  proofOfHumanExtension: string;
+  /** The compact JWS of the ERC-8004 registration file (its payload is the file, byte for byte). */
+  signedRegistrationFile: string;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
 }
@@ -641,6 +653,8 @@ export class AgentQueryService {
         vct: AGENT_CREDENTIAL_VCT,
         statusListUri: `${this.#options.publicUrl}${STATUS_LIST_PATH}`,
       },
+      proofOfHumanExtension: proofOfHumanExtensionUri(this.#options.publicUrl),
+      signedRegistrationFile: `${this.#options.publicUrl}${SIGNED_REGISTRATION_FILE_PATH}`,
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
   }

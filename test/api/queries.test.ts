@@ -265,11 +265,23 @@ describe('public queries', () => {
     });
   });
 
-  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, the JWKS and the credential", async () => {
+  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, the JWKS, the credential and the signed documents", async () => {
     const res = await get('/.well-known/self-agent-id.json');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['name', 'version', 'apiBase', 'networks', 'registrationModes', 'capabilities', 'sessionTtlMs', 'jwksUri', 'agentCredential'].sort(),
+      [
+        'name',
+        'version',
+        'apiBase',
+        'networks',
+        'registrationModes',
+        'capabilities',
+        'sessionTtlMs',
+        'jwksUri',
+        'agentCredential',
+        'proofOfHumanExtension',
+        'signedRegistrationFile',
+      ].sort(),
     );
     expect(res.body).toEqual({
       name: 'Agent Identity Registry',
@@ -286,6 +298,8 @@ describe('public queries', () => {
         vct: 'urn:agent-identity-registry:vct:human-backed-agent:1',
         statusListUri: `${PUBLIC_URL}/api/credentials/status/{listId}`,
       },
+      proofOfHumanExtension: `${PUBLIC_URL}/extensions/proof-of-human/v1`,
+      signedRegistrationFile: `${PUBLIC_URL}/.well-known/agent-registration.json.jws`,
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

@@ -279,6 +279,10 @@ export const discoverySchema = z
         statusListUri: z.string().describe("The token status lists' URI template ({listId}): credentials name their list and index"),
       })
       .describe('The human-backed-agent credential'),
+    proofOfHumanExtension: z
+      .string()
+      .describe('The A2A extension URI under which signed cards carry the proof of human (the authoritative, signed copy)'),
+    signedRegistrationFile: z.string().describe('The compact JWS of the ERC-8004 registration file; its payload is the file, byte for byte'),
     accountAbstraction: z
       .partialRecord(
         network,
