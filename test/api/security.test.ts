@@ -242,6 +242,17 @@ describe('security headers, CORS and caching', () => {
   });
 
   describe('GET /docs', () => {
+    it('carries a strong ETag of the page, and a revalidation with it is a 304', async () => {
+      const first = await request(app).get('/docs');
+      const etag = first.headers['etag'] as string;
+      expect(etag).toMatch(/^"[\w-]{43}"$/);
+      expect((await request(app).get('/docs')).headers['etag']).toBe(etag);
+      const again = await request(app).get('/docs').set('If-None-Match', etag);
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect((await request(app).get('/docs').set('If-None-Match', '"other"')).status).toBe(200);
+    });
+
     it('serves an HTML page whose scripts, styles and icons all load from this service', async () => {
       const res = await request(app).get('/docs');
       expect(res.status).toBe(200);

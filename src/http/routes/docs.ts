@@ -6,6 +6,7 @@
 // script, so the CSP can say script-src 'self'). Nothing is fetched from a CDN, so the page works offline
 // and on machines without internet access; the online spec validator badge is switched off. Cache-Control
 // of all three comes from their entries in the route table.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -62,7 +63,8 @@ export const openApiDocumentSchema = z.record(z.string(), z.unknown()).meta({ id
 /** The OpenAPI document, the docs page and its assets; `document` is read when first served (it describes these routes too). */
 export function docsRoutes(document: () => OpenApiDocument): Route[] {
   let json: string | undefined;
-  let html: string | undefined;
+  // the page is made once; its ETag with it, so that express does not hash the same page for every request
+  let html: { text: string; etag: string } | undefined;
   return [
     {
       method: 'get',
@@ -87,8 +89,12 @@ export function docsRoutes(document: () => OpenApiDocument): Route[] {
       cache: 'revalidate',
       responses: { 200: { description: 'The page', contentType: 'text/html' } },
       handler: (_req, res) => {
-        html ??= page(`${document().info.title} API`);
-        res.type('html').send(html);
+        if (html === undefined) {
+          const text = page(`${document().info.title} API`);
+          html = { text, etag: `"${createHash('sha256').update(text).digest('base64url')}"` };
+        }
+        res.setHeader('ETag', html.etag);
+        res.type('html').send(html.text);
       },
     },
     {
