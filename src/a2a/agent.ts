@@ -5,6 +5,7 @@
 // request of a streaming method goes to the SDK's express handler; every other request to `call`, the SDK's
 // transport handlers answering one request as an object. Tasks and push configs live on the store port
 // (task-store.ts, push-config-store.ts), so tasks/get and webhooks keep working after a restart.
+import type { AgentSkill } from '@a2a-js/sdk';
 import { DefaultExecutionEventBusManager, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -63,6 +64,8 @@ export interface A2aAgent {
    * caller: its answer. Given the response (a lone request), it may set headers on it.
    */
   call(request: RpcRequest, req: Request, res?: Response): Promise<RpcAnswer>;
+  /** The card's skills, one per intent. */
+  skills: readonly AgentSkill[];
   /** Push notifications under way have left (shutdown waits for this, briefly). */
   idle(): Promise<void>;
   /** Stops looking for open tasks to resume (shutdown). */
@@ -134,6 +137,7 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
   );
   const answer = jsonRpcCall(requestHandler, userBuilder, options.logger);
   return {
+    skills: card.skills,
     // signed once per signing key; the SDK serves it as is (v1.0) or translated (v0.3), signatures and all
     card: atRoot(agentCardHandler({ agentCardProvider: services.cardSigner.perKey(() => services.cardSigner.signCard(card)), legacyCompat })),
     rpc: (req, res, next) => {

@@ -19,6 +19,8 @@ export interface ModeRules {
   /** The caller may bring its own Ed25519 key (otherwise the service generates one). */
   ownKeyAllowed: boolean;
   label: string;
+  /** When to choose it (onboarding texts). */
+  choose: string;
 }
 
 export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
@@ -29,6 +31,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: false,
     ownKeyAllowed: false,
     label: 'Linked agent: a generated key, the NFT owned by your wallet',
+    choose: "You have a wallet and want the agent's NFT in it; the service generates the agent key and you export it.",
   },
   'wallet-free': {
     keyType: 'secp256k1',
@@ -37,6 +40,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: false,
     ownKeyAllowed: false,
     label: 'Wallet-free: a generated key that owns its own NFT',
+    choose: 'You have no wallet: the fastest way in; the service generates the agent key, which owns its NFT.',
   },
   ed25519: {
     keyType: 'ed25519',
@@ -45,6 +49,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: false,
     ownKeyAllowed: true,
     label: 'Ed25519 agent key, no wallet',
+    choose: 'Your agent already signs with Ed25519 (or should): bring your key or let the service generate one; no wallet.',
   },
   'ed25519-linked': {
     keyType: 'ed25519',
@@ -53,6 +58,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: false,
     ownKeyAllowed: true,
     label: 'Ed25519 agent key with your wallet as guardian',
+    choose: "As ed25519, with your wallet as the agent's guardian (it can deregister the agent).",
   },
   privy: {
     keyType: 'secp256k1',
@@ -61,6 +67,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: true,
     ownKeyAllowed: false,
     label: 'Agent key in a Privy embedded wallet; the NFT owned by your wallet',
+    choose: 'The agent key lives in a Privy embedded wallet that signs the challenge; the NFT goes to your wallet.',
   },
   smartwallet: {
     keyType: 'secp256k1',
@@ -69,6 +76,7 @@ export const MODE_RULES: Readonly<Record<RegistrationMode, ModeRules>> = {
     externalKey: true,
     ownKeyAllowed: false,
     label: 'Agent key in a passkey smart account, which is also its guardian',
+    choose: 'The agent key lives in a passkey smart account, which is also its guardian; sponsored through the account-abstraction proxy.',
   },
 };
 

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
 import { A2A_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
+import type { AgentQueryService } from '../services/agent-queries.js';
 import type { Services } from '../services/index.js';
+import type { LimitRule } from '../services/rate-limits.js';
+import type { OnboardingFacts } from './llms-txt.js';
 import { otherMethods, serverWide } from './middleware/allow.js';
 import { unknownPathCors } from './middleware/cors.js';
 import { edge, routeHeaders } from './middleware/edge.js';
@@ -27,11 +30,17 @@ import { healthRoutes } from './routes/health.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { keyDirectoryRoutes } from './routes/key-directory.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
+import { onboardingRoutes } from './routes/onboarding.js';
 import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
 import { scanPageRoutes } from './routes/scan-page.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { segmentRoutes } from './segment-routers.js';
+import { DISCOVERY_PATH, type ServiceEndpoints, serviceEndpoints } from './service-catalogue.js';
+import { SIGNING_SCHEMES } from './signing-schemes.js';
+
+/** A limit's allowance per minute. */
+const perMinute = (rule: LimitRule): number => Math.round((rule.limit * 60_000) / rule.windowMs);
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
 
@@ -59,6 +68,7 @@ const API_TAGS = [
     name: 'Discovery',
     description: "Well-known documents: service discovery, ERC-8004 registration file, agent card redirect, the service's signing keys",
   },
+  { name: 'Credentials', description: 'The human-backed-agent credential (SD-JWT VC) and its status lists' },
   { name: 'A2A', description: 'Agent-to-agent JSON-RPC endpoint (A2A v1.0 and v0.3)' },
   { name: 'Demo', description: 'Agents use their identity: signed agent requests checked against the registry' },
   { name: 'Account abstraction', description: 'ERC-4337 bundler and paymaster calls through the service, for pages of allowed origins' },
@@ -66,21 +76,43 @@ const API_TAGS = [
 ];
 
 /** Every endpoint of the service, in the order express tries them. */
-export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
+export function routeTable(deps: AppDeps, metrics: Metrics, extraRoutes: readonly Route[] = []): Route[] {
   const routes: Route[] = [
     ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.limits.agentMessages, deps.services.streams) : []),
     ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth, () => deps.services.paymasterDeposits.check()),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),
-    ...queryRoutes(deps.services.queries),
+    ...queryRoutes(deps.services.queries, () => endpointsOf()),
     ...jwksRoutes(deps.services.signingKeys),
     ...credentialRoutes(deps.services),
     ...keyDirectoryRoutes(deps.services),
     ...demoRoutes(deps.services),
     ...aaRoutes(deps.services.aa),
     ...(deps.metricsEndpoint === false ? [] : metricsRoutes(metrics, deps.metricsEndpoint)),
+    ...extraRoutes,
   ];
+  const base = (deps.publicUrl ?? '').replace(/\/+$/, '');
+  let endpoints: ServiceEndpoints | undefined;
+  const endpointsOf = (): ServiceEndpoints => (endpoints ??= serviceEndpoints(all, API_TAGS, base));
+  const facts = (): OnboardingFacts => {
+    const discovery = deps.services.queries.discovery() as ReturnType<AgentQueryService['discovery']> & { mcp?: { endpoint?: string } };
+    return {
+      title: documentOf().info.title,
+      summary: documentOf().info.description ?? '',
+      discoveryUrl: `${base}${DISCOVERY_PATH}`,
+      endpoints: endpointsOf(),
+      skills: deps.a2a?.skills ?? [],
+      signingSchemes: SIGNING_SCHEMES,
+      limits: {
+        bodyLimit: BODY_LIMIT,
+        sessionsPerMinute: perMinute(deps.services.limits.sessionCreation.rule),
+        agentMessagesPerMinute: perMinute(deps.services.limits.agentMessages.rate.rule),
+        sessionTtlMs: discovery.sessionTtlMs,
+      },
+      ...(discovery.mcp?.endpoint ? { mcpEndpoint: discovery.mcp.endpoint } : {}),
+    };
+  };
   let document: OpenApiDocument | undefined;
   const documentOf = (): OpenApiDocument =>
     (document ??= openApiDocument(
@@ -93,7 +125,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
         tags: API_TAGS,
       },
     ));
-  const all = [...routes, ...docsRoutes(documentOf)];
+  const all = [...routes, ...onboardingRoutes(facts, documentOf), ...docsRoutes(documentOf)];
   // built now, so an inconsistent description fails at start rather than at the first GET /openapi.json
   documentOf();
   return all;
@@ -118,7 +150,7 @@ export interface AppTuning {
  */
 export function createApp(deps: AppDeps, tuning: AppTuning = {}): Express {
   const metrics = deps.metrics ?? new Metrics();
-  const routes = [...routeTable(deps, metrics), ...(tuning.extraRoutes ?? [])];
+  const routes = routeTable(deps, metrics, tuning.extraRoutes);
   const on = (part: StackPart): boolean => !tuning.without?.includes(part);
   const app = express();
   app.disable('x-powered-by');

@@ -265,7 +265,7 @@ describe('public queries', () => {
     });
   });
 
-  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, the JWKS, the credential and the signed documents", async () => {
+  it("GET /.well-known/self-agent-id.json: exactly the interface's fields, the JWKS, the credential, the signed documents, every endpoint and the signing schemes", async () => {
     const res = await get('/.well-known/self-agent-id.json');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(
@@ -281,6 +281,8 @@ describe('public queries', () => {
         'agentCredential',
         'proofOfHumanExtension',
         'signedRegistrationFile',
+        'endpoints',
+        'signingSchemes',
       ].sort(),
     );
     expect(res.body).toEqual({
@@ -300,6 +302,8 @@ describe('public queries', () => {
       },
       proofOfHumanExtension: `${PUBLIC_URL}/extensions/proof-of-human/v1`,
       signedRegistrationFile: `${PUBLIC_URL}/.well-known/agent-registration.json.jws`,
+      endpoints: expect.objectContaining({ openapi: `${PUBLIC_URL}/openapi.json`, llmsTxt: `${PUBLIC_URL}/llms.txt` }),
+      signingSchemes: expect.any(Array),
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

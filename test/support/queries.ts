@@ -13,7 +13,7 @@ import { ChainGateway, createNetworkGateway } from '../../src/chain/gateway.js';
 import type { ConfigIndex } from '../../src/core/disclosures.js';
 import type { NetworkName } from '../../src/core/networks.js';
 import { advancedDeregisterUserData, refreshUserData } from '../../src/core/user-data.js';
-import { createApp } from '../../src/http/app.js';
+import { type AppTuning, createApp } from '../../src/http/app.js';
 import type { RequestedDisclosures } from '../../src/identity-app/index.js';
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -66,6 +66,8 @@ export interface QueryTestAppOptions {
   a2a?: boolean;
   /** Where the app logs; default: silent. */
   logger?: Logger;
+  /** Routes added to the table (and parts of the stack left out). */
+  tuning?: AppTuning;
 }
 
 export async function queryTestApp(networks: TestNetworks, options: QueryTestAppOptions = {}): Promise<QueryTestApp> {
@@ -113,7 +115,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
         logger,
       })
     : undefined;
-  const app = createApp({ chains, services, logger, version: '0.0.0-test', metrics, publicUrl, ...(a2a ? { a2a } : {}) });
+  const app = createApp({ chains, services, logger, version: '0.0.0-test', metrics, publicUrl, ...(a2a ? { a2a } : {}) }, options.tuning);
   if (options.start !== false) await services.queries.start();
   return {
     app,

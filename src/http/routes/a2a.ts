@@ -10,6 +10,7 @@ import type { AgentMessageLimits } from '../../services/agent-message-limits.js'
 import { UNTIL_SIGNING_KEY_CHANGES } from '../../services/answer-reuse.js';
 import type { StreamLimits } from '../../services/stream-limits.js';
 import { type JsonRpcMethods, jsonRpcFront } from '../json-rpc-front.js';
+import type { SkillSummary } from '../llms-txt.js';
 import { keepResponse } from '../response-cache.js';
 import { bodyLimitText, type Route } from '../route.js';
 import {
@@ -33,6 +34,8 @@ export interface A2aHttpHandlers {
    * request's context: its answer. Given the response (a lone request), it may set headers on it.
    */
   call(request: JsonRpcRequest, req: Request, res?: Response): Promise<JsonRpcAnswer>;
+  /** The card's skills, one per intent (what onboarding texts list). */
+  skills: readonly SkillSummary[];
 }
 
 const TAGS = ['A2A'];

@@ -1,9 +1,7 @@
 // The demo endpoints: agents use their identity. Each POST is a thin route over a demo service; each GET
 // describes its endpoint to an agent (headers, how to sign, body). The signature covers the raw body text, so
 // these routes read the body as text and leave its parsing to the service.
-import { KEY_DIRECTORY_TEMPLATE } from '../../core/key-directory.js';
 import { NETWORKS } from '../../core/networks.js';
-import { AGENT_HEADERS } from '../../core/signed-request.js';
 import type { DemoChainVerifyService } from '../../demo/chain-verify.js';
 import type { Services } from '../../services/index.js';
 import type { Route } from '../route.js';
@@ -20,38 +18,13 @@ import {
   demoVerificationSchema,
 } from '../schemas/demo.js';
 import { QUOTA, refusal, signatureErrors, signedRequestOf } from '../signed-route.js';
+import { SIGNED_REQUEST_AUTHENTICATION as authentication } from '../signing-schemes.js';
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Demo'];
 
 /** What every signed demo POST shares: the signed headers, CORS for pages that hold an agent key, the raw body. */
 const SIGNED_POST = { method: 'post', tags: TAGS, query: demoQuerySchema, signedRequest: 'required', cors: 'signed', textBody: true } as const;
-
-const authentication = {
-  required: true,
-  protocol: 'Signed agent request',
-  requiredHeaders: {
-    [AGENT_HEADERS.signature]: 'personal_sign (secp256k1) or Ed25519 signature of the request message, 0x-hex',
-    [AGENT_HEADERS.timestamp]: 'unix milliseconds, decimal digits, within 5 minutes of the server clock',
-  },
-  optionalHeaders: {
-    [AGENT_HEADERS.address]: 'the signer address (informational)',
-    [AGENT_HEADERS.keyType]: 'ed25519 for Ed25519 agents',
-    [AGENT_HEADERS.key]: 'Ed25519 agents: the raw 32-byte public key, 0x-hex',
-  },
-  howToSign:
-    'message = keccak256(timestamp + METHOD + path?query + keccak256(body) as 0x-hex text); secp256k1 agents personal_sign its 32 bytes ' +
-    '(canonical form only: low s, v 27 or 28, as viem/ethers signMessage produce), Ed25519 agents sign the 32 bytes. ' +
-    'Each signed message is accepted once across the whole service. The client SDK (signRequest, a signing fetch) does this.',
-  alternative: {
-    protocol: 'RFC 9421 HTTP Message Signatures (Signature-Input, Signature; Content-Digest with a body)',
-    coveredComponents: '@method, @authority, @path, @query, content-digest (with a body), signature-agent (when sent)',
-    parameters: 'created, expires (at most 5 minutes after created), nonce (used once), keyid',
-    secp256k1: 'ERC-8128: keyid="erc8128:<chainId>:<address>", an EIP-191 signature of the signature base',
-    ed25519: `Web Bot Auth: alg="ed25519", tag="web-bot-auth", keyid = the JWK thumbprint, Signature-Agent = ${KEY_DIRECTORY_TEMPLATE}`,
-    sdk: "signRequest(signer, request, { scheme: 'rfc9421' }) or signingFetch(signer, fetch, { scheme: 'rfc9421' })",
-  },
-};
 
 /** What GET on a demo path answers: the endpoint explained to an agent. */
 interface Description {

@@ -24,6 +24,8 @@ import {
   verifySchema,
   verifyStatusSchema,
 } from '../schemas/queries.js';
+import { DISCOVERY_PATH, type ServiceEndpoints } from '../service-catalogue.js';
+import { SIGNING_SCHEMES } from '../signing-schemes.js';
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Public queries'];
@@ -107,7 +109,7 @@ function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read:
 }
 
 /** The public queries and discovery documents (no authentication). */
-export function queryRoutes(queries: AgentQueryService): Route[] {
+export function queryRoutes(queries: AgentQueryService, endpoints: () => ServiceEndpoints): Route[] {
   const list = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
   const discovery = { method: 'get', tags: DISCOVERY_TAGS, cache: 'discovery', cors: 'public' } as const;
   let extensionDocument: z.output<typeof proofOfHumanExtensionDocumentSchema> | undefined;
@@ -199,12 +201,12 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
     },
     {
       ...discovery,
-      path: '/.well-known/self-agent-id.json',
+      path: DISCOVERY_PATH,
       summary: 'Service discovery document',
       responses: { 200: { description: 'The discovery document', schema: discoverySchema } },
       handler: (_req, res) => {
         keepResponse(res, UNCHANGING);
-        res.json(documented(discoverySchema, queries.discovery()));
+        res.json(documented(discoverySchema, { ...queries.discovery(), endpoints: endpoints(), signingSchemes: [...SIGNING_SCHEMES] }));
       },
     },
     {

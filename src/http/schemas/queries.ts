@@ -261,6 +261,52 @@ const smartAccountKindSchema = z
     description: "A kind of smart account the network's factories deploy: passkey (this service's PasskeyAccount) or simple (SimpleAccount v0.7)",
   });
 
+const catalogueGroupSchema = z
+  .object({
+    name: z.string().describe('The group (an OpenAPI tag)'),
+    description: z.string(),
+    operations: z.array(
+      z.object({
+        method: z.enum(['GET', 'POST']),
+        url: z.string().describe('Absolute URL, or URL template with {parameters} as the OpenAPI document names them'),
+        summary: z.string(),
+        requires: z
+          .enum(['session-token', 'agent-signature', 'proxy-token', 'bearer-token'])
+          .optional()
+          .describe('What the caller must send besides the parameters: a session token, a signed agent request, the proxy token, a bearer token'),
+      }),
+    ),
+  })
+  .meta({ id: 'CatalogueGroup' });
+
+export const serviceEndpointsSchema = z
+  .object({
+    openapi: z.string().describe('The OpenAPI 3.1 document'),
+    docs: z.string().describe('Interactive API documentation'),
+    llmsTxt: z.string().describe('Onboarding for agents and their developers (llmstxt.org)'),
+    llmsFullTxt: z.string().describe('llms.txt with every operation in full'),
+    health: z.string(),
+    a2a: z
+      .object({ card: z.string().describe("The A2A agent's card"), endpoint: z.string().describe('Its JSON-RPC endpoint (A2A v1.0 and v0.3)') })
+      .optional(),
+    groups: z.array(catalogueGroupSchema).describe('Every documented operation, by group: REST, demo, account abstraction...'),
+  })
+  .meta({ id: 'ServiceEndpoints' });
+
+export const apiIndexSchema = z
+  .object({ name: z.string(), openapi: z.string(), groups: z.array(catalogueGroupSchema) })
+  .meta({ id: 'ApiIndex', description: 'Every documented operation of the service, by group' });
+
+const signingSchemeSchema = z
+  .object({
+    id: z.enum(['x-svc-agent', 'erc8128', 'web-bot-auth']),
+    protocol: z.string(),
+    keyTypes: z.array(z.enum(['secp256k1', 'ed25519'])),
+    headers: z.array(z.string()).describe('The request headers the scheme sends'),
+    howToSign: z.string(),
+  })
+  .meta({ id: 'SigningScheme' });
+
 export const discoverySchema = z
   .object({
     name: z.string().describe('Service name'),
@@ -283,6 +329,10 @@ export const discoverySchema = z
       .string()
       .describe('The A2A extension URI under which signed cards carry the proof of human (the authoritative, signed copy)'),
     signedRegistrationFile: z.string().describe('The compact JWS of the ERC-8004 registration file; its payload is the file, byte for byte'),
+    endpoints: serviceEndpointsSchema.describe(
+      'Where everything is: OpenAPI, docs, llms.txt, health, the A2A card and endpoint, every operation by group',
+    ),
+    signingSchemes: z.array(signingSchemeSchema).describe('The ways a signed request may be signed; every signed endpoint accepts each'),
     accountAbstraction: z
       .partialRecord(
         network,
