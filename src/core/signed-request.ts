@@ -4,7 +4,18 @@
 // Pure: the on-chain checks and the replay guard are the verifiers' (the service's and the client SDK's), which
 // both key their guard on signedMessageKey.
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { type Address, bytesToHex, type Hex, hexToBytes, isHex, keccak256, type LocalAccount, recoverMessageAddress, stringToHex } from 'viem';
+import {
+  type Address,
+  bytesToHex,
+  type Hex,
+  hexToBytes,
+  isAddress,
+  isHex,
+  keccak256,
+  type LocalAccount,
+  recoverMessageAddress,
+  stringToHex,
+} from 'viem';
 import { addressAgentKey } from './agent-key.js';
 import { nonCanonicalEcdsa } from './ecdsa-signature-form.js';
 import { ed25519AgentAddress, ed25519Verifies, isEd25519PublicKey } from './ed25519-key.js';
@@ -124,6 +135,10 @@ export const viemRecovery: PersonalSignRecovery = (message, signature) =>
  * Who signed `content` with the signature in `headers`, or why no one did. The timestamp must be decimal
  * digits (an ISO date is refused rather than read as its year) within `SIGNATURE_WINDOW_MS` of `now`.
  */
+/** What a signature that does not verify against the request it came with most likely means. */
+const NOT_THIS_REQUEST =
+  'it does not sign this method, path and query, body and timestamp; sign the exact bytes sent (a body re-serialized or a path rewritten after signing breaks it)';
+
 export async function recoverRequestSigner(
   headers: HeaderBag,
   request: Omit<SignedContent, 'timestamp'>,
@@ -147,7 +162,7 @@ export async function recoverRequestSigner(
       isHex(signature) &&
       signature.length === 130 &&
       ed25519Verifies(hexToBytes(signature), hexToBytes(message), key);
-    if (!valid) return { ok: false, error: 'Invalid Ed25519 signature' };
+    if (!valid) return { ok: false, error: `Invalid Ed25519 signature: ${NOT_THIS_REQUEST}` };
     return {
       ok: true,
       message,
@@ -161,6 +176,12 @@ export async function recoverRequestSigner(
   if (nonCanonical) return { ok: false, error: nonCanonical };
   const agentAddress = await recover(message, signature);
   if (!agentAddress) return { ok: false, error: 'Invalid signature' };
+  // A signature over other bytes recovers some other address: where the caller named its address, say what happened
+  // rather than looking that stranger up (which would read as "not registered")
+  const named = header(headers, AGENT_HEADERS.address);
+  if (named !== undefined && isAddress(named, { strict: false }) && named.toLowerCase() !== agentAddress.toLowerCase()) {
+    return { ok: false, error: `The signature is not ${named}'s signature of this request: ${NOT_THIS_REQUEST}` };
+  }
   return {
     ok: true,
     message,

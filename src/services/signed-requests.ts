@@ -137,7 +137,12 @@ export class SignedRequestVerifier {
     const signed = hasRfc9421Signature(request.headers) ? await this.#rfc9421(request, network, now) : await this.#xSvcAgent(request, now);
     const { signer } = signed;
     const agent = await this.queries.agentByKey(network, signer.agentKey);
-    if (!agent) throw new ServiceError(403, `Agent not verified on-chain: no agent is registered with this key on ${network}`);
+    if (!agent) {
+      throw new ServiceError(
+        403,
+        `Agent not verified on-chain: no agent is registered with this key on ${network} (chain ${NETWORKS[network].chainId}); if it is registered on the other network, name it (network=mainnet or testnet)`,
+      );
+    }
     if (!agent.view.hasHumanProof) throw new ServiceError(403, 'Agent not verified on-chain: it has no proof of human');
     if (!agent.isVerified) throw new ServiceError(403, "Agent's human proof has expired: refresh it (POST /api/agent/refresh)");
     if (!agent.view.isSelfProvider) throw new ServiceError(403, "Agent was not verified by the registry's proof provider");

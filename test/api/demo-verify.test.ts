@@ -102,8 +102,14 @@ describe('POST /api/demo/verify', () => {
 
   it('403 for a tampered body, another path, an old timestamp, and an agent that is not registered', async () => {
     for (const signer of [ecdsa, ed]) {
-      expect((await send(signer, { signedBody: '{"hello":"someone else"}' })).res.status).toBe(403);
-      expect((await send(signer, { signedPath: '/api/demo/census' })).res.status).toBe(403);
+      // the request, not the registration, is named as the cause
+      for (const changed of [{ signedBody: '{"hello":"someone else"}' }, { signedPath: '/api/demo/census' }]) {
+        const { res } = await send(signer, changed);
+        expect(res.status).toBe(403);
+        expect(res.body.error).toMatch(
+          /(?:signature of this request|Invalid Ed25519 signature): it does not sign this method, path and query, body and timestamp/,
+        );
+      }
       const old = await send(signer, { timestamp: String(Date.now() - 6 * 60_000) });
       expect(old.res.status).toBe(403);
       expect(old.res.body.error).toMatch(/^Timestamp expired or invalid/);
