@@ -14,7 +14,14 @@ import { scanPageStateSchema } from '../../src/http/schemas/scan-page.js';
 import { deregistrationSessionSchema, identifySessionSchema } from '../../src/http/schemas/sessions.js';
 import { newAccount } from '../support/agents.js';
 import { testApp } from '../support/app.js';
-import { approveDeepLink, callbackTarget, callbackTokenOf, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import {
+  approveDeepLink,
+  callbackTarget,
+  callbackTokenOf,
+  deployTestNetworks,
+  newDocument,
+  type TestNetworks,
+} from '../support/registration-flow.js';
 import { type Body, expectConforms, manualClock, registerAgent, THIRTY_MINUTES, tampered } from '../support/session-flows.js';
 
 const TESTNET = 11142220;
@@ -144,7 +151,7 @@ describe('scan page', () => {
     expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
     expect(html).toContain('<title>Register your agent | Agent Identity Registry</title>');
     expect(html).toMatch(
-      /<img id="qr" src="data:image\/png;base64,[A-Za-z0-9+/]+=*" width="400" height="400" alt="QR code for the identity app[^"]+">/,
+      /<img id="qr" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/]+=*" width="560" height="560" alt="QR code for the identity app[^"]+">/,
     );
     // the button carries this session's deep link: the same request, with a callback token of its own
     const href = /<a id="deep-link" class="button" href="([^"]+)">Open in the identity app<\/a>/.exec(html)?.[1];
@@ -259,12 +266,13 @@ describe('scan page', () => {
   });
 
   it('streams the session live: the current state at once, the new stage, then completed with the agent and its info link, and ends', async () => {
+    const document = newDocument();
     const session = await openRegistration();
     const url = `${origin}${pathOf(session['scanPageUrl'] as string)}/events`;
     const stream = await readEvents(
       url,
       (events) => events.some((event) => event['final'] === true),
-      () => approveDeepLink(app, net, session['deepLink'] as string),
+      () => approveDeepLink(app, net, session['deepLink'] as string, { document }),
     );
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -299,6 +307,32 @@ describe('scan page', () => {
     expect(page.text).not.toContain('<script>');
     expect(page.text).toContain(`<a href="/api/agent/info/${TESTNET}/${agentId}">`);
     expect(page.headers['content-security-policy']).not.toContain('script-src');
+    const opened = await request(app).get(pathOf(session['scanPageUrl'] as string));
+    expect(opened.body).toMatchObject({ stage: 'completed', agentStatus: 'registered' });
+    expect(opened.body.headline).toMatch(
+      new RegExp(`^Your agent is registered: agent ID ${agentId}\\. Its proof of human is valid until \\d{4}-\\d{2}-\\d{2}\\.$`),
+    );
+
+    // the page follows the agent after its session: once deregistered, it says so and links nowhere
+    const deregistration = await request(app)
+      .post('/api/agent/deregister')
+      .set('X-Forwarded-For', '203.0.113.71')
+      .send({ network: 'testnet', agentAddress: session['agentAddress'] });
+    expect(deregistration.status, JSON.stringify(deregistration.body)).toBe(200);
+    expect((await approveDeepLink(app, net, deregistration.body.deepLink as string, { document })).proof.status).toBe('submitted');
+    const later = await request(app).get(pathOf(session['scanPageUrl'] as string));
+    expectConforms(scanPageStateSchema, later.body);
+    expect(later.body).toMatchObject({
+      stage: 'completed',
+      agentStatus: 'deregistered',
+      headline: `Agent ${agentId} was registered by this session, and has since been removed (deregistered).`,
+      links: [],
+    });
+    const laterPage = await request(app)
+      .get(pathOf(session['scanPageUrl'] as string))
+      .set('Accept', BROWSER_ACCEPT);
+    expect(laterPage.text).toContain('has since been removed (deregistered)');
+    expect(laterPage.text).not.toContain('/api/agent/info/');
   });
 
   it('frees its watch slot when the browser leaves the page', async () => {
@@ -341,6 +375,24 @@ describe('scan page', () => {
       .set('Accept', BROWSER_ACCEPT);
     expect(page.text).toContain('Registration failed: The human declined &lt;the request&gt;');
     expect(page.text).not.toContain('<the request>');
+  });
+
+  it("explains a chain's refusal in words, keeping the contract's own beside them", async () => {
+    const opened = await request(app)
+      .post('/api/agent/register')
+      .set('X-Forwarded-For', '203.0.113.72')
+      .send({ mode: 'wallet-free', network: 'testnet' });
+    const session = opened.body as Body;
+    await request(app)
+      .post(callbackTarget(session['deepLink'] as string))
+      .send({ status: 'error', error: 'MockDocumentsNotAccepted()' });
+    const state = await request(app).get(pathOf(session['scanPageUrl'] as string));
+    expect(state.body).toMatchObject({
+      stage: 'failed',
+      headline: 'Registration failed: this network accepts only real passports and ID cards, and the identity app proved with a mock document',
+      error: 'MockDocumentsNotAccepted()',
+    });
+    expect(state.body.instructions).toContain("The chain's reason: MockDocumentsNotAccepted()");
   });
 
   it('streams expiry when the 30 minutes run out while the page watches', async () => {

@@ -10,11 +10,11 @@ import type { Request, Response } from 'express';
 import { SCAN_PAGE_PATH } from '../../core/endpoints.js';
 import { serviceErrorOf } from '../../core/errors.js';
 import type { Services } from '../../services/index.js';
-import { ScanPages } from '../../sessions/scan-page.js';
+import { ScanPages, type WatchedSession } from '../../sessions/scan-page.js';
 import type { Route } from '../route.js';
 import { contentSecurityPolicy } from '../scan-page/assets.js';
-import { errorPageHtml, scanPageHtml } from '../scan-page/page.js';
-import { endState, openedState, stateOf } from '../scan-page/state.js';
+import { errorPageHtml, qrImage, scanPageHtml } from '../scan-page/page.js';
+import { agentNowState, endState, openedState, stateOf } from '../scan-page/state.js';
 import { errorSchema } from '../schemas/registration.js';
 import { type ScanPageState, scanPageParamsSchema, scanPageStateSchema } from '../schemas/scan-page.js';
 import { admitStream } from '../stream-admission.js';
@@ -61,6 +61,16 @@ const sendState = (res: Response, state: ScanPageState): void => {
 
 export function scanPageRoutes(services: Services): Route[] {
   const pages = new ScanPages(services.sessions, services.watcher);
+  /** The session's state as opened, a completed one told as its agent stands now (as it was, if the chain is out of reach). */
+  const openedNow = async (session: WatchedSession): Promise<ScanPageState> => {
+    const state = openedState(session);
+    if (state.stage !== 'completed' || state.agentId === undefined) return state;
+    const now = await services.queries.agentById(session.network, BigInt(state.agentId)).then(
+      (view) => ({ view }),
+      () => undefined,
+    );
+    return now ? agentNowState(state, now.view) : state;
+  };
   return [
     {
       method: 'get',
@@ -85,11 +95,12 @@ export function scanPageRoutes(services: Services): Route[] {
         const { sessionRef } = parseWith(scanPageParamsSchema, req.params, 'path');
         try {
           const session = await pages.open(sessionRef);
+          const state = await openedNow(session);
           if (!html) {
-            res.json(documented(scanPageStateSchema, openedState(session)));
+            res.json(documented(scanPageStateSchema, state));
             return;
           }
-          const page = scanPageHtml(session);
+          const page = scanPageHtml(session, state, session.qr ? await qrImage(session.qr.deepLink) : undefined);
           res.set('Content-Security-Policy', contentSecurityPolicy({ script: page.live }));
           res.type('html').send(page.html);
         } catch (error) {
@@ -128,7 +139,7 @@ export function scanPageRoutes(services: Services): Route[] {
         // session watcher's slots (503; the pages of one session share one)
         const session = await pages.open(sessionRef);
         if (res.destroyed || req.socket.destroyed) return; // the client left meanwhile
-        const opened = openedState(session);
+        const opened = await openedNow(session);
         if (opened.final) {
           startEvents(res);
           sendState(res, opened);

@@ -12,7 +12,7 @@ h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
 section, .card { background: #fff; border: 1px solid var(--line); border-radius: .75rem; padding: 1.25rem; margin: 1rem 0; }
 .lead { color: var(--muted); margin: 0; }
 .scan { text-align: center; }
-.scan img { display: block; width: min(18rem, 100%); height: auto; margin: 0 auto 1rem; image-rendering: pixelated; background: #fff; }
+.scan img { display: block; width: min(35rem, 100%); height: auto; margin: 0 auto 1rem; image-rendering: pixelated; background: #fff; }
 .button { display: inline-block; padding: .85rem 1.5rem; border-radius: .5rem; background: var(--accent); color: #fff; font-size: 1.15rem; font-weight: 600; text-decoration: none; }
 .button:hover { background: #083b68; }
 a:focus-visible { outline: 3px solid #f2a900; outline-offset: 3px; }

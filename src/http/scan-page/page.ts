@@ -1,10 +1,11 @@
 // The scan page as HTML, rendered on the server from the session's state; and the same page's look for a refusal.
 // Every value that reaches the markup goes through escapeHtml, whatever its source.
+import QRCode from 'qrcode';
 import type { RequestedDisclosures } from '../../core/disclosures.js';
 import type { WatchedSession } from '../../sessions/scan-page.js';
 import type { ScanPageState } from '../schemas/scan-page.js';
 import { SCRIPT, STYLE } from './assets.js';
-import { disclosureWords, KIND_WORDS, modeWords, networkWords, openedState } from './state.js';
+import { disclosureWords, KIND_WORDS, modeWords, networkWords } from './state.js';
 
 const SERVICE = 'Agent Identity Registry';
 
@@ -15,6 +16,19 @@ export const escapeHtml = (text: string): string =>
 const ENDED = 'This session has ended.';
 
 const STEP_NAMES = ['Scan the QR code', 'Proof received'];
+
+/** CSS pixels of the QR code on a wide screen (a phone's camera reads a long deep link's code from a laptop at this size). */
+const QR_SIZE = 560;
+
+/**
+ * The QR code of a deep link as an SVG data: URI: sharp at any size, where a 400-pixel PNG of a 1,000-character link
+ * gave modules of 3.4 blurred pixels. Low error correction keeps the modules fewer and larger: a screen is not a
+ * scratched sticker.
+ */
+export async function qrImage(deepLink: string): Promise<string> {
+  const svg = await QRCode.toString(deepLink, { type: 'svg', errorCorrectionLevel: 'L', margin: 4, width: QR_SIZE });
+  return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+}
 
 function layout(title: string, body: string, attributes: string, script: boolean): string {
   return `<!doctype html>
@@ -73,18 +87,21 @@ function steps(state: ScanPageState, done: string): string {
     .join('');
 }
 
-/** The page of a session, as it is now; while the session is open (`live`) its script follows it from there. */
-export function scanPageHtml(session: WatchedSession): { html: string; live: boolean } {
-  const state = openedState(session);
+/**
+ * The page of a session in `state` (as it is now); while the session is open (`live`) its script follows it from
+ * there. `qrImage` is the QR code's image as a data: URI.
+ */
+export function scanPageHtml(session: WatchedSession, state: ScanPageState, qrImage?: string): { html: string; live: boolean } {
   const words = KIND_WORDS[session.kind];
-  const scan = session.qr
-    ? `<section id="scan" class="scan" aria-labelledby="scan-heading">
+  const scan =
+    session.qr && qrImage
+      ? `<section id="scan" class="scan" aria-labelledby="scan-heading">
 <h2 id="scan-heading">Scan with your phone</h2>
-<img id="qr" src="data:image/png;base64,${escapeHtml(session.qr.qrImageBase64)}" width="400" height="400" alt="QR code for the identity app: scan it with your phone's camera or the identity app">
+<img id="qr" src="${escapeHtml(qrImage)}" width="${QR_SIZE}" height="${QR_SIZE}" alt="QR code for the identity app: scan it with your phone's camera or the identity app">
 <p><a id="deep-link" class="button" href="${escapeHtml(session.qr.deepLink)}">Open in the identity app</a></p>
 <p class="hint">Opened this page on your phone? Use the button instead of scanning.</p>
 </section>`
-    : '';
+      : '';
   const title = state.final ? state.headline : words.title;
   const body = `<header>
 <h1>${escapeHtml(words.title)}</h1>

@@ -1,5 +1,7 @@
 // The scan page's words, in one place for the server-rendered page and its live updates: what each kind of session
 // is called, what the human is asked to disclose, and the state of a session at each stage.
+import type { AgentView } from '../../chain/agent-lens.js';
+import { explainRefusal } from '../../core/chain-refusals.js';
 import type { RequestedDisclosures } from '../../core/disclosures.js';
 import { agentCardPath } from '../../core/endpoints.js';
 import { chainIdOf, NETWORKS, type NetworkName } from '../../core/networks.js';
@@ -84,7 +86,10 @@ export function stateOf(kind: SessionType, network: NetworkName, status: AnySess
       return { ...common, final: true, ...completed(kind, network, status) };
     case 'failed': {
       const error = status.error ?? 'the session failed';
-      return { ...common, final: true, headline: `${KIND_WORDS[kind].action} failed: ${error}`, error, links: [] };
+      const words = explainRefusal(error);
+      // the contract's own words stay beside the explanation, for whoever helps the human
+      const instructions = words ? [...common.instructions, `The chain's reason: ${error}`] : common.instructions;
+      return { ...common, instructions, final: true, headline: `${KIND_WORDS[kind].action} failed: ${words ?? error}`, error, links: [] };
     }
     default:
       return { ...common, final: false, headline: HEADLINES[status.stage], links: [] };
@@ -92,6 +97,29 @@ export function stateOf(kind: SessionType, network: NetworkName, status: AnySess
 }
 
 export const openedState = (session: WatchedSession): ScanPageState => stateOf(session.kind, session.network, session.status);
+
+const day = (unixSeconds: bigint): string => new Date(Number(unixSeconds) * 1000).toISOString().slice(0, 10);
+
+/**
+ * A completed registration or refresh, told as its agent stands now (`now`: its public state, undefined once burned):
+ * a page opened after a deregistration says so and links nowhere, rather than "registered" with links that answer 404.
+ */
+export function agentNowState(state: ScanPageState, now: AgentView | undefined): ScanPageState {
+  const { agentId } = state;
+  if (state.stage !== 'completed' || agentId === undefined || (state.kind !== 'register' && state.kind !== 'refresh')) return state;
+  if (now === undefined) {
+    return {
+      ...state,
+      headline: `Agent ${agentId} was ${state.kind === 'register' ? 'registered' : 'refreshed'} by this session, and has since been removed (deregistered).`,
+      links: [],
+      agentStatus: 'deregistered',
+    };
+  }
+  if (!now.isProofFresh) {
+    return { ...state, headline: `${state.headline} Its proof of human has since expired: refresh it.`, agentStatus: 'proof-expired' };
+  }
+  return { ...state, headline: `${state.headline} Its proof of human is valid until ${day(now.proofExpiresAt)}.`, agentStatus: 'registered' };
+}
 
 /** The state a watch ended in, or undefined when it was stopped (the service shuts down: the page reconnects). */
 export function endState(last: ScanPageState, end: WatchEnd): ScanPageState | undefined {

@@ -28,6 +28,10 @@ export const scanPageStateSchema = z
     txHash: hex('The transaction of the session, once known').optional(),
     error: z.string().optional().describe('Why the session failed or cannot be followed'),
     expiresAt: z.string().optional().describe('When the session expires, ISO 8601'),
+    agentStatus: z
+      .enum(['registered', 'proof-expired', 'deregistered'])
+      .optional()
+      .describe('A completed registration or refresh opened later: how its agent stands now'),
   })
   .meta({ id: 'ScanPageState', description: 'What the scan page shows of a session' });
 
