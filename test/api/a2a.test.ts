@@ -32,7 +32,7 @@ import { type TestApp, testApp } from '../support/app.js';
 import { A2A_SCHEMA, a2aCardValidator } from '../support/queries.js';
 import { approveDeepLink, deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 import { registerAgent } from '../support/session-flows.js';
-import { hasSharedFile, readSharedJson } from '../support/shared.js';
+import { hasSharedFile, readSharedJson, unlessShared } from '../support/shared.js';
 
 const TESTNET = 11142220;
 
@@ -207,15 +207,18 @@ describe('A2A endpoint', () => {
     }
   });
 
-  it.skipIf(!hasSharedFile(A2A_SCHEMA))('the card without a version header validates against the A2A v0.3.0 AgentCard', async () => {
-    const validate = a2aCardValidator();
-    for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
-      const res = await request(app).get(path);
-      expect(res.status).toBe(200);
-      expect(validate(res.body) ? [] : validate.errors, path).toEqual([]);
-      expect(res.body).toMatchObject({ url: `${base}/api/a2a`, protocolVersion: '0.3', capabilities: { streaming: true } });
-    }
-  });
+  it.skipIf(!hasSharedFile(A2A_SCHEMA))(
+    unlessShared(A2A_SCHEMA, 'the card without a version header validates against the A2A v0.3.0 AgentCard'),
+    async () => {
+      const validate = a2aCardValidator();
+      for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/api/a2a']) {
+        const res = await request(app).get(path);
+        expect(res.status).toBe(200);
+        expect(validate(res.body) ? [] : validate.errors, path).toEqual([]);
+        expect(res.body).toMatchObject({ url: `${base}/api/a2a`, protocolVersion: '0.3', capabilities: { streaming: true } });
+      }
+    },
+  );
 
   it('register: a task with the deep link that completes by itself when the identity app approves', async () => {
     const events: { state?: TaskState; data: Record<string, unknown> }[] = [];
@@ -319,7 +322,7 @@ describe('A2A endpoint', () => {
     ]);
   });
 
-  it.skipIf(!hasSharedFile(A2A_SCHEMA))('v0.3 answers validate against the A2A v0.3.0 Task definition', async () => {
+  it.skipIf(!hasSharedFile(A2A_SCHEMA))(unlessShared(A2A_SCHEMA, 'v0.3 answers validate against the A2A v0.3.0 Task definition'), async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     ajv.addSchema(readSharedJson<object>(A2A_SCHEMA), 'a2a');
     const validate = ajv.getSchema('a2a#/definitions/Task')!;

@@ -17,7 +17,7 @@ import { SessionTokens } from '../../src/sessions/session-token.js';
 import { WatchLeases } from '../../src/sessions/watch-leases.js';
 import { RedisEventBus } from '../../src/store/redis-event-bus.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { hasRedisServer, type RedisServer, startRedisServer } from '../support/redis-server.js';
+import { hasRedisServer, REDIS_MISSING, type RedisServer, startRedisServer } from '../support/redis-server.js';
 import { callbackTokenOf, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
 
 const PREFIX = 'cross-instance-test:';
@@ -28,7 +28,7 @@ interface Instance {
   services: Services;
 }
 
-describe.skipIf(!hasRedisServer())('sessions across two instances sharing one Redis', () => {
+describe.skipIf(!hasRedisServer())(`sessions across two instances sharing one Redis${hasRedisServer() ? '' : ` (skipped: ${REDIS_MISSING})`}`, () => {
   let redis: RedisServer;
   let net: TestNetworks;
   const sessionSecret = randomBytes(32);

@@ -12,7 +12,7 @@ import type { LocalChainWallet, TestSystem } from '../support/chain.js';
 import { A2A_SCHEMA, a2aCardValidator, deregisterByProof, eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
 import { blockTimestamp, mined, registryAs, setMaxAgentsPerHuman } from '../support/registry.js';
-import { hasSharedFile } from '../support/shared.js';
+import { hasSharedFile, unlessShared } from '../support/shared.js';
 
 const TESTNET = 11142220;
 const MAINNET = 42220;
@@ -206,7 +206,7 @@ describe('public queries', () => {
     });
   });
 
-  describe.skipIf(!hasSharedFile(A2A_SCHEMA))('GET /api/cards/{chainId}/{agentId}', () => {
+  describe.skipIf(!hasSharedFile(A2A_SCHEMA))(unlessShared(A2A_SCHEMA, 'GET /api/cards/{chainId}/{agentId}'), () => {
     let validate: ValidateFunction;
     // biome-ignore lint/suspicious/noDuplicateTestHooks: the hook of this nested describe.skipIf block, which biome takes for the outer one
     beforeAll(() => {

@@ -11,7 +11,7 @@ import { addressAgentKey } from '../../src/core/agent-key.js';
 import { newAccount, type RegisteredAgent, registerLinked, registerWalletFree } from '../support/agents.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 import { deregisterByProof } from '../support/queries.js';
-import { hasSharedFile, sharedPath } from '../support/shared.js';
+import { hasSharedFile, sharedPath, unlessShared } from '../support/shared.js';
 
 describe('AgentLens', () => {
   let system: TestSystem;
@@ -91,7 +91,10 @@ describe('AgentLens', () => {
   });
 
   it.skipIf(!hasSharedFile('reference/onchain-facts.md'))(
-    'calls only registry functions whose selectors onchain-facts documents for the Celo deployment (ownerOf: ERC-721)',
+    unlessShared(
+      'reference/onchain-facts.md',
+      'calls only registry functions whose selectors onchain-facts documents for the Celo deployment (ownerOf: ERC-721)',
+    ),
     () => {
       const facts = readFileSync(sharedPath('reference/onchain-facts.md'), 'utf8').toLowerCase();
       const source = readFileSync(join(import.meta.dirname, '../../src/contracts/solidity/AgentLens.sol'), 'utf8');

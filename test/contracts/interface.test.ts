@@ -8,7 +8,7 @@ import { formatAbiItem } from 'viem/utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentDemoVerifierAbi, agentRegistryAbi, humanProofProviderAbi, localIdentityHubAbi } from '../../src/contracts/artifacts/index.js';
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
-import { hasSharedFile, readSharedJson } from '../support/shared.js';
+import { hasSharedFile, readSharedJson, unlessShared } from '../support/shared.js';
 
 type Kind = 'function' | 'event' | 'error';
 
@@ -450,75 +450,78 @@ const ERC8004_REFERENCE_DIFFERENCES: readonly { signature: string; reason: strin
 ];
 
 // Skipped only where the project is cloned without shared/ beside it (see test/support/shared.ts).
-describe.skipIf(!hasSharedFile(REFERENCE_ABI_FILE))('ERC-8004 reference IdentityRegistry (shared/data/erc8004/IdentityRegistry.json)', () => {
-  let referenceAbi: Abi;
-  beforeAll(() => {
-    referenceAbi = readSharedJson<Abi>(REFERENCE_ABI_FILE);
-  });
-  const ours = agentRegistryAbi as Abi;
-  const fnsAndEvents = (abi: Abi): (AbiFunction | AbiEvent)[] =>
-    abi.filter((e): e is AbiFunction | AbiEvent => e.type === 'function' || e.type === 'event');
+describe.skipIf(!hasSharedFile(REFERENCE_ABI_FILE))(
+  unlessShared(REFERENCE_ABI_FILE, 'ERC-8004 reference IdentityRegistry (shared/data/erc8004/IdentityRegistry.json)'),
+  () => {
+    let referenceAbi: Abi;
+    beforeAll(() => {
+      referenceAbi = readSharedJson<Abi>(REFERENCE_ABI_FILE);
+    });
+    const ours = agentRegistryAbi as Abi;
+    const fnsAndEvents = (abi: Abi): (AbiFunction | AbiEvent)[] =>
+      abi.filter((e): e is AbiFunction | AbiEvent => e.type === 'function' || e.type === 'event');
 
-  it('every reference function and event we have matches it: selector, outputs, mutability, indexed flags', () => {
-    const byKey = new Map(fnsAndEvents(ours).map((e) => [`${e.type} ${formatAbiItem(e)}`, e]));
-    const matched: string[] = [];
-    for (const ref of fnsAndEvents(referenceAbi)) {
-      const signature = formatAbiItem(ref);
-      const mine = byKey.get(`${ref.type} ${signature}`);
-      if (!mine) continue;
-      matched.push(signature);
-      if (ref.type === 'function' && mine.type === 'function') {
-        expect(toFunctionSelector(formatAbiItem(mine))).toBe(toFunctionSelector(signature));
-        expect(
-          mine.outputs.map((o) => o.type),
-          signature,
-        ).toEqual(ref.outputs.map((o) => o.type));
-        expect(mine.stateMutability, signature).toBe(ref.stateMutability);
-      } else if (ref.type === 'event' && mine.type === 'event') {
-        expect(toEventSelector(formatAbiItem(mine))).toBe(toEventSelector(signature));
-        expect(
-          mine.inputs.map((i) => i.indexed === true),
-          signature,
-        ).toEqual(ref.inputs.map((i) => i.indexed === true));
+    it('every reference function and event we have matches it: selector, outputs, mutability, indexed flags', () => {
+      const byKey = new Map(fnsAndEvents(ours).map((e) => [`${e.type} ${formatAbiItem(e)}`, e]));
+      const matched: string[] = [];
+      for (const ref of fnsAndEvents(referenceAbi)) {
+        const signature = formatAbiItem(ref);
+        const mine = byKey.get(`${ref.type} ${signature}`);
+        if (!mine) continue;
+        matched.push(signature);
+        if (ref.type === 'function' && mine.type === 'function') {
+          expect(toFunctionSelector(formatAbiItem(mine))).toBe(toFunctionSelector(signature));
+          expect(
+            mine.outputs.map((o) => o.type),
+            signature,
+          ).toEqual(ref.outputs.map((o) => o.type));
+          expect(mine.stateMutability, signature).toBe(ref.stateMutability);
+        } else if (ref.type === 'event' && mine.type === 'event') {
+          expect(toEventSelector(formatAbiItem(mine))).toBe(toEventSelector(signature));
+          expect(
+            mine.inputs.map((i) => i.indexed === true),
+            signature,
+          ).toEqual(ref.inputs.map((i) => i.indexed === true));
+        }
       }
-    }
-    // the ERC-8004 core is among them (guards against comparing with an empty or unrelated file)
-    expect(matched).toEqual(
-      expect.arrayContaining([
-        'register()',
-        'register(string)',
-        'register(string,(string,bytes)[])',
-        'setAgentURI(uint256,string)',
-        'getMetadata(uint256,string)',
-        'setMetadata(uint256,string,bytes)',
-        'setAgentWallet(uint256,address,uint256,bytes)',
-        'getAgentWallet(uint256)',
-        'unsetAgentWallet(uint256)',
-        'tokenURI(uint256)',
-        'eip712Domain()',
-        'Registered(uint256,string,address)',
-        'URIUpdated(uint256,string,address)',
-        'MetadataSet(uint256,string,string,bytes)',
-        'Transfer(address,address,uint256)',
-      ]),
-    );
-  });
+      // the ERC-8004 core is among them (guards against comparing with an empty or unrelated file)
+      expect(matched).toEqual(
+        expect.arrayContaining([
+          'register()',
+          'register(string)',
+          'register(string,(string,bytes)[])',
+          'setAgentURI(uint256,string)',
+          'getMetadata(uint256,string)',
+          'setMetadata(uint256,string,bytes)',
+          'setAgentWallet(uint256,address,uint256,bytes)',
+          'getAgentWallet(uint256)',
+          'unsetAgentWallet(uint256)',
+          'tokenURI(uint256)',
+          'eip712Domain()',
+          'Registered(uint256,string,address)',
+          'URIUpdated(uint256,string,address)',
+          'MetadataSet(uint256,string,string,bytes)',
+          'Transfer(address,address,uint256)',
+        ]),
+      );
+    });
 
-  it('the reference functions and events we lack are exactly ERC8004_REFERENCE_DIFFERENCES', () => {
-    const mine = new Set(fnsAndEvents(ours).map((e) => formatAbiItem(e)));
-    const missing = fnsAndEvents(referenceAbi)
-      .map((e) => formatAbiItem(e))
-      .filter((s) => !mine.has(s))
-      .sort();
-    expect(missing).toEqual(sorted(ERC8004_REFERENCE_DIFFERENCES));
-  });
+    it('the reference functions and events we lack are exactly ERC8004_REFERENCE_DIFFERENCES', () => {
+      const mine = new Set(fnsAndEvents(ours).map((e) => formatAbiItem(e)));
+      const missing = fnsAndEvents(referenceAbi)
+        .map((e) => formatAbiItem(e))
+        .filter((s) => !mine.has(s))
+        .sort();
+      expect(missing).toEqual(sorted(ERC8004_REFERENCE_DIFFERENCES));
+    });
 
-  it('none of the reference differences is something the deployed registry documents with a selector', () => {
-    // i.e. every item the deployed registry has in common with the reference is matched above
-    const deployed = new Set(REGISTRY_TABLE.map((e) => e.signature));
-    expect(ERC8004_REFERENCE_DIFFERENCES.filter((d) => deployed.has(d.signature))).toEqual([]);
-  });
-});
+    it('none of the reference differences is something the deployed registry documents with a selector', () => {
+      // i.e. every item the deployed registry has in common with the reference is matched above
+      const deployed = new Set(REGISTRY_TABLE.map((e) => e.signature));
+      expect(ERC8004_REFERENCE_DIFFERENCES.filter((d) => deployed.has(d.signature))).toEqual([]);
+    });
+  },
+);
 
 // ---------------------------------------------------------------- on a deployed system
 

@@ -34,7 +34,7 @@ interface Session {
   scanPageUrl: string;
 }
 
-describe.skipIf(!CHROMIUM)('scan page in a browser', () => {
+describe.skipIf(!CHROMIUM)(`scan page in a browser${CHROMIUM ? '' : ` (skipped: ${NO_CHROMIUM})`}`, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'scan-page-'));
   let base: string;
   let stopService: () => Promise<void>;

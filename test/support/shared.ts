@@ -10,3 +10,7 @@ export const sharedPath = (relative: string): string => join(SHARED_DIR, relativ
 export const hasSharedFile = (relative: string): boolean => existsSync(sharedPath(relative));
 
 export const readSharedJson = <T>(relative: string): T => JSON.parse(readFileSync(sharedPath(relative), 'utf8')) as T;
+
+/** Why a test that needs `relative` is skipped, when the file is missing (its name says so in the report). */
+export const unlessShared = (relative: string, name: string): string =>
+  hasSharedFile(relative) ? name : `${name} (skipped: ${sharedPath(relative)} is not on this machine; set SHARED_DIR)`;

@@ -5,7 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildAgentCard, ownerCardFields, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION, type ProofOfHumanBlock } from '../../src/services/agent-card.js';
 import { A2A_SCHEMA, a2aCardValidator } from '../support/queries.js';
-import { hasSharedFile } from '../support/shared.js';
+import { hasSharedFile, unlessShared } from '../support/shared.js';
 
 const proofOfHuman: ProofOfHumanBlock = {
   agentId: 7,
@@ -34,7 +34,7 @@ const card = (metadata: string) =>
     extensionUri: EXTENSION_URI,
   });
 
-describe.skipIf(!hasSharedFile(A2A_SCHEMA))('agent card', () => {
+describe.skipIf(!hasSharedFile(A2A_SCHEMA))(unlessShared(A2A_SCHEMA, 'agent card'), () => {
   let validate: ValidateFunction;
   beforeAll(() => {
     validate = a2aCardValidator();

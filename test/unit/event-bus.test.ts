@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessEventBus } from '../../src/store/event-bus.js';
 import { RECONNECTED, RedisEventBus } from '../../src/store/redis-event-bus.js';
-import { hasRedisServer, type RedisServer, startRedisServer } from '../support/redis-server.js';
+import { hasRedisServer, REDIS_MISSING, type RedisServer, startRedisServer } from '../support/redis-server.js';
 
 const run = promisify(execFile);
 const SAMPLES = 300;
@@ -39,102 +39,105 @@ describe('InProcessEventBus', () => {
   });
 });
 
-describe.skipIf(!hasRedisServer())('RedisEventBus (two instances on one redis-server)', () => {
-  let redis: RedisServer;
-  const buses: RedisEventBus[] = [];
-  const bus = (keyPrefix = 'registry-test:') => {
-    const created = new RedisEventBus({ url: redis.url, keyPrefix });
-    buses.push(created);
-    return created;
-  };
+describe.skipIf(!hasRedisServer())(
+  `RedisEventBus (two instances on one redis-server)${hasRedisServer() ? '' : ` (skipped: ${REDIS_MISSING})`}`,
+  () => {
+    let redis: RedisServer;
+    const buses: RedisEventBus[] = [];
+    const bus = (keyPrefix = 'registry-test:') => {
+      const created = new RedisEventBus({ url: redis.url, keyPrefix });
+      buses.push(created);
+      return created;
+    };
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-
-  afterAll(async () => {
-    await Promise.all(buses.map((b) => b.close()));
-    await redis?.stop();
-  });
-
-  it("carries a message to the other instance's listeners, and to its own once", async () => {
-    const [a, b] = [bus(), bus()];
-    const onA: string[] = [];
-    const onB: string[] = [];
-    a.subscribe('session:1', (m) => onA.push(m));
-    b.subscribe('session:1', (m) => onB.push(m));
-    b.subscribe('session:2', (m) => onB.push(`other:${m}`));
-    await Promise.all([a.flush(), b.flush()]);
-    await a.publish('session:1', 'completed');
-    await until(() => onB.length === 1);
-    // the copy Redis sends back to A is dropped: A heard it at once, and only then
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(onA).toEqual(['completed']);
-    expect(onB).toEqual(['completed']);
-  });
-
-  it('keeps services under another key prefix apart, and stops delivering after the last unsubscribe', async () => {
-    const [a, b, elsewhere] = [bus(), bus(), bus('another-service:')];
-    const onB: string[] = [];
-    const onElsewhere: string[] = [];
-    const off = b.subscribe('session:3', (m) => onB.push(m));
-    elsewhere.subscribe('session:3', (m) => onElsewhere.push(m));
-    await Promise.all([b.flush(), elsewhere.flush()]);
-    await a.publish('session:3', 'proof-received');
-    await until(() => onB.length === 1);
-    off();
-    await b.flush();
-    const admin = new Redis(redis.url);
-    expect(await admin.pubsub('NUMSUB', 'registry-test:events:session:3')).toEqual(['registry-test:events:session:3', 0]);
-    admin.disconnect();
-    await a.publish('session:3', 'completed');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(onB).toEqual(['proof-received']);
-    expect(onElsewhere).toEqual([]);
-  });
-
-  it('subscribes again after its connection is cut, telling its listeners that messages may have been missed', async () => {
-    const [a, b] = [bus(), bus()];
-    const onB: string[] = [];
-    b.subscribe('session:4', (m) => onB.push(m));
-    await b.flush();
-    const admin = new Redis(redis.url);
-    // every subscriber connection of the server: B's, and the other tests' buses'
-    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
-    admin.disconnect();
-    await until(() => onB.includes(RECONNECTED));
-    // the SUBSCRIBE of the reconnect is under way; a publish is heard once it is in place
-    await until(() => {
-      void a.publish('session:4', 'completed');
-      return onB.includes('completed');
+    beforeAll(async () => {
+      redis = await startRedisServer();
     });
-    expect(onB[0]).toBe(RECONNECTED);
-  });
 
-  it('wakes a listener in another process within a millisecond or two of its publish (measured)', async () => {
-    // instance A is a process of its own (its event loop apart from B's): it publishes its monotonic clock
-    // (CLOCK_MONOTONIC, the same in every process of the machine) every 2 ms; B's listener takes the difference
-    const b = bus();
-    const samples: number[] = [];
-    b.subscribe('session:latency', (sent) => {
-      if (sent !== 'connected') samples.push(Number(process.hrtime.bigint() - BigInt(sent)) / 1e6);
+    afterAll(async () => {
+      await Promise.all(buses.map((b) => b.close()));
+      await redis?.stop();
     });
-    await b.flush();
-    const publisher = [
-      `import { RedisEventBus } from './src/store/redis-event-bus.ts';`,
-      `const a = new RedisEventBus({ url: ${JSON.stringify(redis.url)}, keyPrefix: 'registry-test:' });`,
-      // a publish fails at once until the connection is up: the first one that passes is not a sample
-      `while (!(await a.publish('session:latency', 'connected').then(() => true, () => false))) await new Promise((r) => setTimeout(r, 10));`,
-      `for (let i = 0; i < ${SAMPLES}; i++) { await a.publish('session:latency', String(process.hrtime.bigint())); await new Promise((r) => setTimeout(r, 2)); }`,
-      'await a.close();',
-    ].join('\n');
-    await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', publisher]);
-    await until(() => samples.length === SAMPLES);
-    samples.sort((x, y) => x - y);
-    const at = (q: number) => (samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number).toFixed(2);
-    console.log(
-      `cross-instance wake-up (publish in process A -> listener in process B), ${SAMPLES} samples: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
-    );
-    expect(Number(at(0.5))).toBeLessThan(20);
-  }, 30_000);
-});
+
+    it("carries a message to the other instance's listeners, and to its own once", async () => {
+      const [a, b] = [bus(), bus()];
+      const onA: string[] = [];
+      const onB: string[] = [];
+      a.subscribe('session:1', (m) => onA.push(m));
+      b.subscribe('session:1', (m) => onB.push(m));
+      b.subscribe('session:2', (m) => onB.push(`other:${m}`));
+      await Promise.all([a.flush(), b.flush()]);
+      await a.publish('session:1', 'completed');
+      await until(() => onB.length === 1);
+      // the copy Redis sends back to A is dropped: A heard it at once, and only then
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(onA).toEqual(['completed']);
+      expect(onB).toEqual(['completed']);
+    });
+
+    it('keeps services under another key prefix apart, and stops delivering after the last unsubscribe', async () => {
+      const [a, b, elsewhere] = [bus(), bus(), bus('another-service:')];
+      const onB: string[] = [];
+      const onElsewhere: string[] = [];
+      const off = b.subscribe('session:3', (m) => onB.push(m));
+      elsewhere.subscribe('session:3', (m) => onElsewhere.push(m));
+      await Promise.all([b.flush(), elsewhere.flush()]);
+      await a.publish('session:3', 'proof-received');
+      await until(() => onB.length === 1);
+      off();
+      await b.flush();
+      const admin = new Redis(redis.url);
+      expect(await admin.pubsub('NUMSUB', 'registry-test:events:session:3')).toEqual(['registry-test:events:session:3', 0]);
+      admin.disconnect();
+      await a.publish('session:3', 'completed');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(onB).toEqual(['proof-received']);
+      expect(onElsewhere).toEqual([]);
+    });
+
+    it('subscribes again after its connection is cut, telling its listeners that messages may have been missed', async () => {
+      const [a, b] = [bus(), bus()];
+      const onB: string[] = [];
+      b.subscribe('session:4', (m) => onB.push(m));
+      await b.flush();
+      const admin = new Redis(redis.url);
+      // every subscriber connection of the server: B's, and the other tests' buses'
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      admin.disconnect();
+      await until(() => onB.includes(RECONNECTED));
+      // the SUBSCRIBE of the reconnect is under way; a publish is heard once it is in place
+      await until(() => {
+        void a.publish('session:4', 'completed');
+        return onB.includes('completed');
+      });
+      expect(onB[0]).toBe(RECONNECTED);
+    });
+
+    it('wakes a listener in another process within a millisecond or two of its publish (measured)', async () => {
+      // instance A is a process of its own (its event loop apart from B's): it publishes its monotonic clock
+      // (CLOCK_MONOTONIC, the same in every process of the machine) every 2 ms; B's listener takes the difference
+      const b = bus();
+      const samples: number[] = [];
+      b.subscribe('session:latency', (sent) => {
+        if (sent !== 'connected') samples.push(Number(process.hrtime.bigint() - BigInt(sent)) / 1e6);
+      });
+      await b.flush();
+      const publisher = [
+        `import { RedisEventBus } from './src/store/redis-event-bus.ts';`,
+        `const a = new RedisEventBus({ url: ${JSON.stringify(redis.url)}, keyPrefix: 'registry-test:' });`,
+        // a publish fails at once until the connection is up: the first one that passes is not a sample
+        `while (!(await a.publish('session:latency', 'connected').then(() => true, () => false))) await new Promise((r) => setTimeout(r, 10));`,
+        `for (let i = 0; i < ${SAMPLES}; i++) { await a.publish('session:latency', String(process.hrtime.bigint())); await new Promise((r) => setTimeout(r, 2)); }`,
+        'await a.close();',
+      ].join('\n');
+      await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', publisher]);
+      await until(() => samples.length === SAMPLES);
+      samples.sort((x, y) => x - y);
+      const at = (q: number) => (samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number).toFixed(2);
+      console.log(
+        `cross-instance wake-up (publish in process A -> listener in process B), ${SAMPLES} samples: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
+      );
+      expect(Number(at(0.5))).toBeLessThan(20);
+    }, 30_000);
+  },
+);

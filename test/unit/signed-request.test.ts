@@ -20,7 +20,7 @@ import {
   signedHeaders,
   signedMessageKey,
 } from '../../src/core/signed-request.js';
-import { hasSharedFile, sharedPath } from '../support/shared.js';
+import { hasSharedFile, sharedPath, unlessShared } from '../support/shared.js';
 import { ed25519PlusL, MALLEATED_FORMS, malleate, resign, withSignature } from '../support/signature-forms.js';
 
 const VECTORS = 'data/vectors/request-signing-vectors.json';
@@ -37,7 +37,7 @@ interface Vector {
   agent_key: Hex;
 }
 
-describe.skipIf(!hasSharedFile(VECTORS))('request-signing vectors', () => {
+describe.skipIf(!hasSharedFile(VECTORS))(unlessShared(VECTORS, 'request-signing vectors'), () => {
   const file = hasSharedFile(VECTORS)
     ? (JSON.parse(readFileSync(sharedPath(VECTORS), 'utf8')) as { private_key: Hex; vectors: Vector[] })
     : undefined;

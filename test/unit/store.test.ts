@@ -6,7 +6,7 @@ import type { KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { REDIS_MISSING, type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kv-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,11 +34,13 @@ const adapters: [string, Adapter][] = [
 ];
 
 describe.each(adapters)('%s', (name, { open, travels }) => {
+  /** A clock test's name, saying why a store whose server keeps its own time skips it. */
+  const clocked = (test: string): string => (travels ? test : `${test} (skipped: ${name} expires keys by its server's clock, not an injected one)`);
   let now: number;
   let store: KeyValueStore;
 
   beforeEach(async (context) => {
-    if (name === 'RedisStore' && !redisAvailable) context.skip();
+    if (name === 'RedisStore' && !redisAvailable) context.skip(REDIS_MISSING);
     now = 1_700_000_000_000;
     store = await open(() => now);
   });
@@ -114,7 +116,7 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     expect(await store.get('o')).toEqual(value);
   });
 
-  it.skipIf(!travels)('expires an entry at its ttl, by the injected clock', async () => {
+  it.skipIf(!travels)(clocked('expires an entry at its ttl, by the injected clock'), async () => {
     await store.set('short', 'v', 1_000);
     await store.set('forever', 'v');
     now += 999;
@@ -133,7 +135,7 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     expect(await store.get('n')).toBeUndefined();
   });
 
-  it.skipIf(!travels)('update: keeps the old expiry without a ttl and replaces it with one', async () => {
+  it.skipIf(!travels)(clocked('update: keeps the old expiry without a ttl and replaces it with one'), async () => {
     await store.set('k', 1, 1_000);
     now += 500;
     await store.update<number>('k', (current) => current! + 1);
@@ -146,7 +148,7 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     expect(await store.get('k')).toBeUndefined();
   });
 
-  it.skipIf(!travels)('update: an expired entry looks absent to fn', async () => {
+  it.skipIf(!travels)(clocked('update: an expired entry looks absent to fn'), async () => {
     await store.set('k', 'old', 10);
     now += 10;
     let seen: unknown = 'not called';
