@@ -194,10 +194,11 @@ async function setUpNetworks(
     throw failed.reason;
   }
   const setups = results.map((r) => (r as PromiseFulfilledResult<[NetworkName, NetworkSetup]>).value);
-  // Every HTTP round trip to a network's RPC counts in rpc_requests_total{network}.
+  // Every HTTP round trip to a network's RPC counts in rpc_round_trips_total{network}, and each call it carries in
+  // rpc_requests_total{network, method}.
   const counted = (network: NetworkName, setup: NetworkSetup): NetworkSetup => ({
     ...setup,
-    clientOptions: { ...setup.clientOptions, onRequest: () => metrics.rpcRequest(network) },
+    clientOptions: { ...setup.clientOptions, onRequest: (methods) => metrics.rpcRequest(network, methods) },
   });
   const gateways = Object.fromEntries(setups.map(([network, setup]) => [network, createNetworkGateway(network, counted(network, setup))])) as Record<
     NetworkName,

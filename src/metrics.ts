@@ -23,7 +23,14 @@ export class Metrics {
 
   readonly rpcRequests = new Counter({
     name: 'rpc_requests_total',
-    help: 'HTTP round trips to the chain RPC, by network (a JSON-RPC batch or multicall counts once)',
+    help: 'JSON-RPC calls to the chain RPC, by network and method (each call of a batch counts; a multicall is one eth_call): what a rate-limited provider counts',
+    labelNames: ['network', 'method'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rpcRoundTrips = new Counter({
+    name: 'rpc_round_trips_total',
+    help: 'HTTP requests to the chain RPC, by network (a JSON-RPC batch is one)',
     labelNames: ['network'] as const,
     registers: [this.registry],
   });
@@ -66,8 +73,10 @@ export class Metrics {
     this.paymasterDepositLow.set({ network }, low ? 1 : 0);
   }
 
-  rpcRequest(network: string): void {
-    this.rpcRequests.inc({ network });
+  /** One HTTP request to a network's RPC, carrying these JSON-RPC methods. */
+  rpcRequest(network: string, methods: readonly string[] = []): void {
+    this.rpcRoundTrips.inc({ network });
+    for (const method of methods) this.rpcRequests.inc({ network, method });
   }
 
   /**

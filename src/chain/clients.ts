@@ -25,8 +25,8 @@ export interface ClientOptions {
   rpcUrl: string;
   /** Contract with Multicall3's aggregate3, used to batch reads into one round trip (default: the chain's). */
   multicall?: Address;
-  /** Called for every HTTP request sent to the RPC (one per round trip, batched or not). */
-  onRequest?: () => void;
+  /** Called for every HTTP request sent to the RPC (one per round trip, batched or not), with its JSON-RPC methods. */
+  onRequest?: (methods: readonly string[]) => void;
   /**
    * The most one call may take, its retry included; a chain that does not answer in time counts as down. Default
    * 1.5 s, so that a request served while an RPC is down answers its named 500 within 2 s.
@@ -65,8 +65,20 @@ function httpTransport(options: ClientOptions, timeoutMs: number): Transport {
     // one quick retry (a keep-alive connection the node closed); the deadline below bounds it
     retryCount: 1,
     // viem treats a value returned from onFetchRequest as a replacement request: return nothing.
-    ...(onRequest ? { onFetchRequest: (): void => void onRequest() } : {}),
+    ...(onRequest ? { onFetchRequest: (_request, init): void => void onRequest(rpcMethodsOf(init.body)) } : {}),
   });
+}
+
+/** The JSON-RPC methods of a request body viem sends: one call, or a batch. */
+function rpcMethodsOf(body: unknown): string[] {
+  if (typeof body !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const calls = Array.isArray(parsed) ? parsed : [parsed];
+    return calls.map((call) => (typeof (call as { method?: unknown })?.method === 'string' ? (call as { method: string }).method : 'unknown'));
+  } catch {
+    return [];
+  }
 }
 
 /** Rejects with `onTimeout()` when `promise` has not settled within `ms`; the promise itself runs on. */

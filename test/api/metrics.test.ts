@@ -14,14 +14,22 @@ import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { testApp } from '../support/app.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
 
-/** An HTTP proxy to an RPC that counts the requests it forwards. */
-async function countingProxy(target: string): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
+/** An HTTP proxy to an RPC that counts the requests it forwards, and the JSON-RPC calls in them by method. */
+async function countingProxy(
+  target: string,
+): Promise<{ url: string; count: () => number; methods: Map<string, number>; close: () => Promise<void> }> {
   let count = 0;
+  const methods = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     count += 1;
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      for (const call of Array.isArray(body) ? body : [body]) {
+        const { method } = call as { method: string };
+        methods.set(method, (methods.get(method) ?? 0) + 1);
+      }
       fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
         .then(async (answer) => {
           res.writeHead(answer.status, { 'content-type': 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
@@ -34,6 +42,7 @@ async function countingProxy(target: string): Promise<{ url: string; count: () =
   return {
     url: `http://127.0.0.1:${port}`,
     count: () => count,
+    methods,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -76,7 +85,7 @@ describe('GET /metrics', () => {
     const proxy = await countingProxy(system.rpcUrl);
     proxies.push(proxy);
     const gateway = createNetworkGateway(network, {
-      clientOptions: { rpcUrl: proxy.url, ...LOCAL, onRequest: () => metrics.rpcRequest(network) },
+      clientOptions: { rpcUrl: proxy.url, ...LOCAL, onRequest: (methods) => metrics.rpcRequest(network, methods) },
       contracts: system.deployment.contracts,
       registryDeployBlock: system.deployment.registryDeployBlock,
       embedded: true,
@@ -104,7 +113,13 @@ describe('GET /metrics', () => {
     expect(res.headers['content-type']).toBe(metrics.registry.contentType);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.headers['cache-control']).toBe('no-store');
-    for (const name of ['http_requests_total', 'http_request_duration_seconds', 'rpc_requests_total', 'cache_lookups_total']) {
+    for (const name of [
+      'http_requests_total',
+      'http_request_duration_seconds',
+      'rpc_requests_total',
+      'rpc_round_trips_total',
+      'cache_lookups_total',
+    ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
   });
@@ -148,14 +163,24 @@ describe('GET /metrics', () => {
     const after = (await request(app).get('/metrics')).text;
 
     for (const network of ['mainnet', 'testnet'] as const) {
-      const counted = sample(after, 'rpc_requests_total', { network }) - sample(before, 'rpc_requests_total', { network });
+      const counted = sample(after, 'rpc_round_trips_total', { network }) - sample(before, 'rpc_round_trips_total', { network });
       const seen = rpc[network].count() - proxied[network];
       expect(counted, network).toBe(seen);
       expect(counted, network).toBeGreaterThanOrEqual(2); // at least one per health check
     }
     // and in total, since the start, exactly as many as the proxies forwarded
-    expect(sample(after, 'rpc_requests_total', { network: 'mainnet' })).toBe(rpc.mainnet.count());
-    expect(sample(after, 'rpc_requests_total', { network: 'testnet' })).toBe(rpc.testnet.count());
+    expect(sample(after, 'rpc_round_trips_total', { network: 'mainnet' })).toBe(rpc.mainnet.count());
+    expect(sample(after, 'rpc_round_trips_total', { network: 'testnet' })).toBe(rpc.testnet.count());
+    // each call by its method, exactly as the proxies saw them in the bodies they forwarded
+    for (const network of ['mainnet', 'testnet'] as const) {
+      const methods = labelValues(after, 'rpc_requests_total', 'method').filter(
+        (method) => sample(after, 'rpc_requests_total', { network, method }) > 0,
+      );
+      expect(methods.length, network).toBeGreaterThan(0);
+      for (const method of new Set([...methods, ...rpc[network].methods.keys()])) {
+        expect(sample(after, 'rpc_requests_total', { network, method }), `${network} ${method}`).toBe(rpc[network].methods.get(method) ?? 0);
+      }
+    }
   });
 
   it("shows the store's size on disk and its live keys at each scrape", async () => {

@@ -25,11 +25,11 @@ beforeAll(async () => {
   await setMaxAgentsPerHuman(system, 0n);
 });
 
-/** rpc_requests_total{network="testnet"} as GET /metrics shows it. */
+/** rpc_round_trips_total{network="testnet"} as GET /metrics shows it. */
 async function metricsRpcCount(app: Express): Promise<number> {
   const res = await request(app).get('/metrics');
   expect(res.status).toBe(200);
-  const line = res.text.split('\n').find((l) => l.startsWith('rpc_requests_total{network="testnet"}'));
+  const line = res.text.split('\n').find((l) => l.startsWith('rpc_round_trips_total{network="testnet"}'));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 

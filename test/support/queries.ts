@@ -78,9 +78,9 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
       clientOptions: {
         rpcUrl: system.rpcUrl,
         ...LOCAL,
-        onRequest: () => {
+        onRequest: (methods) => {
           rpc[system.network]++;
-          metrics.rpcRequest(system.network);
+          metrics.rpcRequest(system.network, methods);
         },
       },
       contracts: system.deployment.contracts,

@@ -43,8 +43,8 @@ export function metricsRoutes(metrics: Metrics, access: MetricsAccess = {}): Rou
       summary: 'Prometheus metrics',
       description:
         'Prometheus text format: http_requests_total and http_request_duration_seconds by route template, method and status ' +
-        '(and rpc_method, the JSON-RPC method, on the A2A endpoint); rpc_requests_total by network (HTTP round trips to the ' +
-        'chain RPC); cache_lookups_total by cache and result; process metrics.' +
+        '(and rpc_method, the JSON-RPC method, on the A2A endpoint); rpc_requests_total by network and method (JSON-RPC calls to ' +
+        'the chain RPC) and rpc_round_trips_total by network (HTTP requests); cache_lookups_total by cache and result; process metrics.' +
         (access.token ? ' Needs Authorization: Bearer <METRICS_TOKEN>.' : ''),
       tags: ['Service'],
       responses: access.token
