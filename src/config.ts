@@ -15,6 +15,8 @@ export interface ExternalNetworkConfig {
   rpcUrl: string;
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
+  /** The node's WebSocket (<NETWORK>_WS_URL): new blocks wake the log follower; polling stays the fallback. */
+  wsUrl?: string;
 }
 
 /** A network the service runs itself: an anvil under DATA_DIR with our own contracts. */
@@ -210,6 +212,7 @@ const aaUpstreamEnv = (prefix: string) => ({
 
 const networkEnv = (prefix: string) => ({
   [`${prefix}_RPC_URL`]: optional(z.url({ protocol: /^(https?|wss?)$/ })),
+  [`${prefix}_WS_URL`]: optional(z.url({ protocol: /^wss?$/ })),
   [`${prefix}_REGISTRY_ADDRESS`]: optional(address),
   [`${prefix}_PROOF_PROVIDER_ADDRESS`]: optional(address),
   [`${prefix}_HUB_ADDRESS`]: optional(address),
@@ -330,6 +333,7 @@ function networkConfig(env: Record<string, unknown>, network: NetworkName): Netw
       multicall: read<Address>('MULTICALL_ADDRESS') ?? defaults.multicall,
     },
     registryDeployBlock: read<bigint>('REGISTRY_DEPLOY_BLOCK') ?? defaults.registryDeployBlock,
+    ...(read<string>('WS_URL') ? { wsUrl: read<string>('WS_URL') as string } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 // Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
 // the A2A agent side by side over the same services -> one HTTP server.
+
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -16,6 +17,7 @@ import { CELO_DEPLOYMENTS } from './chain/celo-deployments.js';
 import { createChainClient, createChainWallet } from './chain/clients.js';
 import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
+import { localWebSocketUrl } from './chain/new-heads.js';
 import { type AaSponsorshipConfig, type Config, loadConfig, metricsExposure } from './config.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { provisionDemoAgent } from './demo/demo-agent.js';
@@ -163,8 +165,8 @@ async function setUpNetworks(
     NETWORK_NAMES.map(async (network): Promise<[NetworkName, NetworkSetup]> => {
       const networkConfig = config.networks[network];
       if (networkConfig.kind === 'external') {
-        const { rpcUrl, contracts, registryDeployBlock } = networkConfig;
-        return [network, { clientOptions: { rpcUrl }, contracts, registryDeployBlock, embedded: false }];
+        const { rpcUrl, contracts, registryDeployBlock, wsUrl } = networkConfig;
+        return [network, { clientOptions: { rpcUrl }, contracts, registryDeployBlock, embedded: false, ...(wsUrl ? { newHeadsUrl: wsUrl } : {}) }];
       }
       const supervision: EmbeddedOptions['supervision'] = {
         onEvent: (event) => {
@@ -185,7 +187,17 @@ async function setUpNetworks(
         started.deployedNow ? 'local chain started, contracts deployed' : 'local chain started, contracts reused',
       );
       const { contracts, registryDeployBlock } = started.deployment;
-      return [network, { clientOptions: started.clientOptions, contracts, registryDeployBlock, embedded: true, localChain: started.chain }];
+      return [
+        network,
+        {
+          clientOptions: started.clientOptions,
+          contracts,
+          registryDeployBlock,
+          embedded: true,
+          localChain: started.chain,
+          newHeadsUrl: localWebSocketUrl(started.chain.rpcUrl),
+        },
+      ];
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -6,6 +6,7 @@ import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
 import { DemoVerifierGateway } from './demo-verifier-gateway.js';
+import { newHeads } from './new-heads.js';
 import type { ChainRunState } from './reachability.js';
 import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
@@ -67,6 +68,8 @@ export interface NetworkSetup {
   embedded: boolean;
   /** The supervisor of the chain, when the service runs it. */
   localChain?: LocalChainControl;
+  /** The node's WebSocket: the log follower polls at each new block it announces (polling stays the fallback). */
+  newHeadsUrl?: string;
 }
 
 /** The log follower polls in the background: it may wait longer for a large eth_getLogs range than a request may. */
@@ -82,6 +85,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     timeoutMs: Math.max(clientOptions.timeoutMs ?? 0, FOLLOWER_TIMEOUT_MS),
     failFastMs: 0,
   });
+  const heads = setup.newHeadsUrl ? newHeads(network, setup.newHeadsUrl) : undefined;
   return {
     network,
     chainId: chainIdOf(network),
@@ -97,7 +101,11 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     embedded: setup.embedded,
     followRegistry: (options) => {
       const chainDown = localChain ? { chainDown: () => localChain.downReason() !== undefined } : {};
-      const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, { ...options, ...chainDown });
+      const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, {
+        ...options,
+        ...chainDown,
+        ...(heads ? { heads } : {}),
+      });
       localChain?.onRestart((head) => void follower.rewind(head));
       return follower;
     },

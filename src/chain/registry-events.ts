@@ -18,6 +18,7 @@
 // the last eth_getLogs, and applied in the tick in which the logs are delivered.
 import { type Address, BlockNotFoundError, type Hash, type Log } from 'viem';
 import type { ChainClient } from './clients.js';
+import type { HeadSource } from './new-heads.js';
 
 export type RegistryLog = Log<bigint, number, false>;
 
@@ -38,6 +39,8 @@ export interface FollowerOptions {
   clock?: () => number;
   /** True while the chain is known to be down (a local chain being restarted): not live, whatever the last poll. */
   chainDown?: () => boolean;
+  /** New blocks as they come (WebSocket): each wakes the follower at once, the interval staying as the fallback. */
+  heads?: HeadSource;
 }
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
@@ -64,7 +67,7 @@ interface Checkpoint {
 export class RegistryEventFollower {
   readonly #client: ChainClient;
   readonly #registry: Address;
-  readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown'>> & Pick<FollowerOptions, 'onError' | 'chainDown'>;
+  readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown' | 'heads'>> & Pick<FollowerOptions, 'onError' | 'chainDown' | 'heads'>;
   readonly #subscribers = new Set<LogSubscriber>();
   readonly #rewindListeners = new Set<() => void>();
   readonly #reorgListeners = new Set<(ancestor: bigint) => void>();
@@ -80,6 +83,10 @@ export class RegistryEventFollower {
   /** Bumped by every start(), so a loop from before a stop() and start() ends instead of running twice. */
   #generation = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** A poll of the loop is under way; a new block meanwhile sets #wakeAgain. */
+  #looping = false;
+  #wakeAgain = false;
+  #unwatchHeads: (() => void) | undefined;
   /** Polls run one after another (a timer poll and a syncNow never overlap). */
   #queue: Promise<void> = Promise.resolve();
   #lastSuccessAt = Number.NEGATIVE_INFINITY;
@@ -100,6 +107,7 @@ export class RegistryEventFollower {
       clock: options.clock ?? Date.now,
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.chainDown ? { chainDown: options.chainDown } : {}),
+      ...(options.heads ? { heads: options.heads } : {}),
     };
   }
 
@@ -172,13 +180,27 @@ export class RegistryEventFollower {
     if (!this.#running) {
       this.#running = true;
       void this.#loop(++this.#generation);
+      this.#unwatchHeads = this.#options.heads?.(() => this.#wake());
     }
     return this.ready();
+  }
+
+  /** A new block: poll now rather than at the end of the interval (once more after a poll in progress). */
+  #wake(): void {
+    if (!this.#running) return;
+    if (this.#looping) {
+      this.#wakeAgain = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    void this.#loop(this.#generation);
   }
 
   /** Stops polling and waits for a poll in progress to end. Safe to call twice; start() may follow. */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#unwatchHeads?.();
+    this.#unwatchHeads = undefined;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#queue;
@@ -198,13 +220,18 @@ export class RegistryEventFollower {
   async #loop(generation: number): Promise<void> {
     const current = () => this.#running && this.#generation === generation;
     if (!current()) return;
+    this.#looping = true;
+    this.#wakeAgain = false;
     try {
       await this.#pollOnce();
     } catch (error) {
       this.#options.onError?.(error);
+    } finally {
+      this.#looping = false;
     }
     if (!current()) return;
-    this.#timer = setTimeout(() => void this.#loop(generation), this.#options.intervalMs);
+    // a block announced during the poll may not be in it: poll again now
+    this.#timer = setTimeout(() => void this.#loop(generation), this.#wakeAgain ? 0 : this.#options.intervalMs);
     this.#timer.unref();
   }
 
