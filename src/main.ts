@@ -90,6 +90,8 @@ interface Networks {
 /** The local paymaster's rolling window for its per-sender limit. */
 const SPONSORSHIP_WINDOW_SECONDS = 3600;
 /** How often the local paymasters' deposits are read between health checks (a low one is logged). */
+/** How often a backfill's progress is logged (blocks done, to go, pace and time left). */
+const INDEXING_LOG_MS = 10_000;
 const DEPOSIT_CHECK_INTERVAL_MS = 60_000;
 
 interface LocalAccountAbstraction {
@@ -414,7 +416,15 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     });
     // Catching up with past registry logs (on Celo, back to the deploy block) must not delay listening:
     // until it is done, answers bypass the cache.
-    void services.queries.start().catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'));
+    // A first start against a public RPC reads the registry's history: how far it is, every INDEXING_LOG_MS
+    const indexingLog = setInterval(() => {
+      for (const [network, progress] of Object.entries(services.queries.indexing())) logger.info({ network, ...progress }, 'indexing the registry');
+    }, INDEXING_LOG_MS).unref();
+    void services.queries
+      .start()
+      .then(() => logger.info('registry index live'))
+      .catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'))
+      .finally(() => clearInterval(indexingLog));
     services.paymasterDeposits.start(DEPOSIT_CHECK_INTERVAL_MS);
     const a2a = createA2aAgent(services, {
       publicUrl: url,

@@ -64,7 +64,18 @@ interface Checkpoint {
   hash: Hash;
 }
 
+/** Where a backfill stands: the blocks delivered since it began, those left, its pace and what that leaves. */
+export interface IndexingProgress {
+  blocksDone: number;
+  blocksToGo: number;
+  blocksPerSecond: number;
+  /** null until the pace is known. */
+  etaSeconds: number | null;
+}
+
 export class RegistryEventFollower {
+  /** The backfill under way (before the first catch-up): its start and target. */
+  #backfill: { startedAt: number; from: bigint; target: bigint } | undefined;
   readonly #client: ChainClient;
   readonly #registry: Address;
   readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown' | 'heads'>> & Pick<FollowerOptions, 'onError' | 'chainDown' | 'heads'>;
@@ -308,6 +319,11 @@ export class RegistryEventFollower {
       await this.#undoReorg();
     }
     const latest = head.number;
+    if (!this.#caughtUp) {
+      this.#backfill = this.#backfill
+        ? { ...this.#backfill, target: latest }
+        : { startedAt: this.#options.clock(), from: this.#processed, target: latest };
+    }
     let window = this.#options.maxLogRange;
     let checks: Promise<(() => void)[]> | undefined;
     try {
@@ -342,8 +358,20 @@ export class RegistryEventFollower {
     this.#failing = false;
     if (!this.#caughtUp) {
       this.#caughtUp = true;
+      this.#backfill = undefined;
       for (const resolve of this.#readyWaiters.splice(0)) resolve();
     }
+  }
+
+  /** The first backfill's progress while it runs; undefined once caught up (or before the first poll). */
+  indexing(): IndexingProgress | undefined {
+    const backfill = this.#backfill;
+    if (this.#caughtUp || backfill === undefined) return undefined;
+    const blocksDone = Number(this.#processed - backfill.from);
+    const blocksToGo = Number(backfill.target > this.#processed ? backfill.target - this.#processed : 0n);
+    const seconds = (this.#options.clock() - backfill.startedAt) / 1000;
+    const blocksPerSecond = seconds > 0 ? Math.round(blocksDone / seconds) : 0;
+    return { blocksDone, blocksToGo, blocksPerSecond, etaSeconds: blocksPerSecond > 0 ? Math.ceil(blocksToGo / blocksPerSecond) : null };
   }
 
   /** Starts every check's read at `blockNumber`; resolves to what to apply. */

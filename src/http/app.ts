@@ -79,7 +79,13 @@ const API_TAGS = [
 export function routeTable(deps: AppDeps, metrics: Metrics, extraRoutes: readonly Route[] = []): Route[] {
   const routes: Route[] = [
     ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.limits.agentMessages, deps.services.streams) : []),
-    ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth, () => deps.services.paymasterDeposits.check()),
+    ...healthRoutes(
+      deps.chains,
+      deps.version,
+      deps.services.storeHealth,
+      () => deps.services.paymasterDeposits.check(),
+      () => deps.services.queries.indexing(),
+    ),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),

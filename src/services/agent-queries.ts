@@ -23,7 +23,7 @@
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
-import type { RegistryEventFollower } from '../chain/registry-events.js';
+import type { IndexingProgress, RegistryEventFollower } from '../chain/registry-events.js';
 import { AGENT_CREDENTIAL_VCT } from '../core/agent-credential.js';
 import { agentAddressOfKey } from '../core/agent-key.js';
 import { type InterfaceCredentials, publicCredentials } from '../core/credentials.js';
@@ -322,6 +322,16 @@ export class AgentQueryService {
   async start(): Promise<void> {
     this.#stopped = false;
     await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.start()));
+  }
+
+  /** Per network whose follower is still on its first backfill: how far it is (answers meanwhile read the chain). */
+  indexing(): Partial<Record<NetworkName, IndexingProgress>> {
+    const progress: Partial<Record<NetworkName, IndexingProgress>> = {};
+    for (const [network, { follower }] of Object.entries(this.#networks) as [NetworkName, NetworkQueries][]) {
+      const now = follower.indexing();
+      if (now) progress[network] = now;
+    }
+    return progress;
   }
 
   /** Stops the followers; the cache is bypassed from then on. */

@@ -62,6 +62,8 @@ export interface ServiceOptions {
   metrics?: Metrics;
   /** Registry log polling (cache invalidation, agents-by-human); default 1 s for an external RPC, 200 ms embedded. */
   eventPollIntervalMs?: number;
+  /** Most blocks per eth_getLogs while backfilling (halved on refusals); default 50,000. */
+  maxLogRange?: bigint;
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /**
@@ -185,6 +187,7 @@ export function createServices(options: ServiceOptions): Services {
     signer: cardSigner,
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
+    ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
   const limits: Limits = {

@@ -58,6 +58,35 @@ describe('GET /api/health', () => {
     expect(res.body.networks[1].blockNumber).toBeGreaterThanOrEqual(latest);
   });
 
+  it('says indexing, with blocks done and to go, pace and time left, while a first backfill runs; ok once it is live', async () => {
+    // a history of 400 blocks read one block per eth_getLogs: long enough to be seen under way
+    await mainnet.client.request({ method: 'anvil_mine' as never, params: ['0x190'] as never });
+    const { app, services } = testApp(new ChainGateway({ mainnet: mainnet.gateway, testnet: testnet.gateway }), { maxLogRange: 1n });
+    const started = services.queries.start();
+    try {
+      let indexing: { status: number; body: { status: string; networks: { network: string; indexing?: Record<string, unknown> }[] } } | undefined;
+      for (let i = 0; i < 200 && indexing === undefined; i++) {
+        const res = await request(app).get('/api/health');
+        if (res.body.status === 'indexing') indexing = res;
+      }
+      expect(indexing?.status).toBe(200);
+      const progress = indexing?.body.networks.find((n) => n.network === 'mainnet')?.indexing;
+      expect(progress).toEqual({
+        blocksDone: expect.any(Number),
+        blocksToGo: expect.any(Number),
+        blocksPerSecond: expect.any(Number),
+        etaSeconds: progress?.['blocksPerSecond'] ? expect.any(Number) : null,
+      });
+      expect((progress?.['blocksToGo'] as number) + (progress?.['blocksDone'] as number)).toBeGreaterThanOrEqual(400);
+      await started;
+      const live = await request(app).get('/api/health');
+      expect(live.body.status).toBe('ok');
+      expect(live.body.networks.every((n: { indexing?: unknown }) => n.indexing === undefined)).toBe(true);
+    } finally {
+      await services.queries.stop();
+    }
+  });
+
   it('answers 503 and names the network whose chain does not answer', async () => {
     const res = await health(externalTestnet(await deadRpcUrl()));
 

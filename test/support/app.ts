@@ -56,6 +56,8 @@ export interface TestAppOptions {
   chatHistory?: ServiceOptions['chatHistory'];
   /** How long A2A tasks that follow no session are kept (default: the service's). */
   taskLifetimes?: A2aAgentOptions['taskLifetimes'];
+  /** Most blocks per eth_getLogs while the followers backfill (default: the service's). */
+  maxLogRange?: bigint;
   /** The service's signing keys (default: generated into the store). */
   signingKeys?: ServiceOptions['signingKeys'];
   /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
@@ -81,6 +83,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     appName: 'Agent Identity Registry',
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
+    ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,

@@ -1,13 +1,18 @@
 import { z } from 'zod';
 import type { PaymasterDepositStatus } from '../../aa/paymaster-deposits.js';
 import type { ChainGateway } from '../../chain/gateway.js';
+import type { IndexingProgress } from '../../chain/registry-events.js';
 import type { NetworkName } from '../../core/networks.js';
 import type { StoreHealth } from '../../services/store-health.js';
 import type { Route } from '../route.js';
 
 export const healthSchema = z
   .object({
-    status: z.enum(['ok', 'degraded']).describe('degraded when any network or the store does not answer'),
+    status: z
+      .enum(['ok', 'indexing', 'degraded'])
+      .describe(
+        'degraded when any network or the store does not answer; indexing while a network backfills its registry index (answers read the chain meanwhile)',
+      ),
     version: z.string().describe('Version of the service'),
     timestamp: z.string().describe('When the check ran, ISO 8601'),
     networks: z.array(
@@ -21,6 +26,15 @@ export const healthSchema = z
           rpc: z.enum(['embedded', 'external']).describe('embedded: a local chain the service runs itself'),
           restarting: z.boolean().optional().describe('true while an embedded chain that stopped is restarted from its saved state'),
           error: z.string().optional().describe('Why the network is down'),
+          indexing: z
+            .object({
+              blocksDone: z.number().int(),
+              blocksToGo: z.number().int(),
+              blocksPerSecond: z.number().int(),
+              etaSeconds: z.number().int().nullable().describe('null until the pace is known'),
+            })
+            .optional()
+            .describe("While the registry's logs are read from its deploy block: how far, how fast, and how long is left"),
           paymaster: z
             .object({
               deposit: z.string().describe("The paymaster's deposit at the EntryPoint, in the native token (decimal)"),
@@ -50,6 +64,7 @@ export function healthRoutes(
   version: string,
   storeHealth: () => Promise<StoreHealth>,
   paymasterDeposits: () => Promise<Partial<Record<NetworkName, PaymasterDepositStatus>>>,
+  indexing: () => Partial<Record<NetworkName, IndexingProgress>> = () => ({}),
 ): Route[] {
   return [
     {
@@ -65,12 +80,15 @@ export function healthRoutes(
       },
       handler: async (_req, res) => {
         const [chainHealth, store, deposits] = await Promise.all([chains.health(), storeHealth(), paymasterDeposits()]);
+        const progress = indexing();
         const networks = chainHealth.map((n) => {
           const paymaster = deposits[n.network];
-          return paymaster ? { ...n, paymaster } : n;
+          const backfill = progress[n.network];
+          return { ...n, ...(paymaster ? { paymaster } : {}), ...(backfill ? { indexing: backfill } : {}) };
         });
         const up = store.up && networks.every((n) => n.up);
-        const body: z.output<typeof healthSchema> = { status: up ? 'ok' : 'degraded', version, timestamp: new Date().toISOString(), networks, store };
+        const status = !up ? 'degraded' : networks.some((n) => n.indexing) ? 'indexing' : 'ok';
+        const body: z.output<typeof healthSchema> = { status, version, timestamp: new Date().toISOString(), networks, store };
         res.status(up ? 200 : 503).json(body);
       },
     },
