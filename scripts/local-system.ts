@@ -22,6 +22,8 @@ export interface LocalSystem {
   client: ChainClient;
   attester: PrivateKeyAccount;
   deployment: Deployment;
+  /** The deployer: it holds the registry's roles (e.g. setMaxAgentsPerHuman). */
+  operator: ChainWallet;
   newWallet(): Promise<ChainWallet>;
   /** The service's gateway over this chain, serving both networks; `onRequest` counts RPC round trips. */
   gateway(onRequest?: () => void): ChainGateway;
@@ -38,7 +40,8 @@ export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem>
     return createChainWallet(network, account, local);
   };
   const attester = privateKeyToAccount(generatePrivateKey());
-  const deployment = await deployContracts({ client, wallet: await newWallet(), attester: attester.address });
+  const operator = await newWallet();
+  const deployment = await deployContracts({ client, wallet: operator, attester: attester.address });
   const gateway = (onRequest?: () => void): ChainGateway => {
     const network = createNetworkGateway('testnet', {
       clientOptions: onRequest ? { ...local, onRequest } : local,
@@ -48,7 +51,7 @@ export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem>
     });
     return new ChainGateway({ mainnet: network, testnet: network });
   };
-  return { chain, local, client, attester, deployment, newWallet, gateway };
+  return { chain, local, client, attester, deployment, operator, newWallet, gateway };
 }
 
 /** Submits a proof for `human` carrying `userDefinedData`, from a fresh funded relayer. */

@@ -65,16 +65,31 @@ export function decodeRevert(error: unknown): RevertInfo {
 
 const describeRevert = (info: RevertInfo): string => `${info.name}(${info.args.map(formatArg).join(', ')})`;
 
-export async function prove(options: ProveOptions): Promise<ProveResult> {
-  const { client, wallet, attester, request } = options;
-  const registry = request.registry;
+/** What a proof is attested for: the chain, the registry's scope and hub, and the proof's date. */
+export interface ProofContext {
+  chainId: number;
+  scope: bigint;
+  hub: Address;
+  now: Date;
+}
+
+/** The registry's scope and hub and the chain's time, read once; many proofs may share them. */
+export async function proofContext(client: ChainClient, registry: Address, options: Pick<ProveOptions, 'hub' | 'now'> = {}): Promise<ProofContext> {
   const [chainId, scope, hub, now] = await Promise.all([
     client.getChainId(),
     client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'scope' }),
     options.hub ?? client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'hubV2' }),
     options.now ?? client.getBlock().then((block) => new Date(Number(block.timestamp) * 1000)),
   ]);
+  return { chainId, scope, hub, now };
+}
 
+/** The arguments of verifySelfProof for one request, attested as the app would: no chain access. */
+export async function attestedProof(
+  options: Pick<ProveOptions, 'attester' | 'request' | 'document' | 'disclose'>,
+  { chainId, scope, hub, now }: ProofContext,
+): Promise<{ args: readonly [Hex, Hex]; nullifier: bigint; attestationId: Hex }> {
+  const { attester, request } = options;
   const document = options.document ?? mockDocumentFor(request.userId);
   const attestationId = attestationIdOf(document.documentType);
   const context = userContextData({
@@ -100,12 +115,19 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
     mockDocument: document.mock ?? true,
     currentDate: BigInt(Math.floor(now.getTime() / 1000)),
   });
+  return { args: [proofPayload(attestationId, proof), context] as const, nullifier: output.nullifier, attestationId };
+}
+
+export async function prove(options: ProveOptions): Promise<ProveResult> {
+  const { client, wallet, request } = options;
+  const registry = request.registry;
+  const { args, nullifier, attestationId } = await attestedProof(options, await proofContext(client, registry, options));
 
   const call = {
     address: registry,
     abi: verifySelfProofAbi,
     functionName: 'verifySelfProof',
-    args: [proofPayload(attestationId, proof), context],
+    args,
     account: wallet.account,
   } as const;
   try {
@@ -123,5 +145,5 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
     const info = await client.simulateContract(call).then((): RevertInfo => ({ name: 'transaction reverted', args: [] }), decodeRevert);
     return { status: 'reverted', reason: describeRevert(info), error: info, txHash: error.hash };
   }
-  return { status: 'submitted', txHash: receipt.transactionHash, blockNumber: receipt.blockNumber, nullifier: output.nullifier, attestationId };
+  return { status: 'submitted', txHash: receipt.transactionHash, blockNumber: receipt.blockNumber, nullifier, attestationId };
 }
