@@ -274,6 +274,8 @@ async function checkCredential(sdJwt: string, context: Context): Promise<Checked
   if (!cnf || !holder || holder.alg !== kbAlgOf(cnf)) throw new CredentialError('key-binding', 'The credential binds no agent key (cnf.jwk)');
   const claims = payload as Record<string, unknown>;
   if (typeof claims.aud !== 'string') throw new CredentialError('malformed', 'The credential names no audience');
+  if (typeof claims.agent_id !== 'string' || !/^\d{1,78}$/.test(claims.agent_id))
+    throw new CredentialError('malformed', 'The credential names no agent id');
   if (!Number.isSafeInteger(claims.human_agent_count))
     throw new CredentialError('malformed', 'The credential does not say how many agents its human has');
   const signer = signedBy as ServiceJwk;
@@ -291,7 +293,7 @@ async function checkCredential(sdJwt: string, context: Context): Promise<Checked
     verified: {
       sub: String(payload.sub),
       issuer: String(payload.iss),
-      agentId: BigInt(String(claims.agent_id)),
+      agentId: BigInt(claims.agent_id),
       chainId: Number(claims.chain_id),
       registry: claims.registry as Address,
       agentAddress: claims.agent_address as Address,
@@ -364,7 +366,13 @@ export async function verifyAgentCredential(presentation: string, options: Verif
   if (typeof iat !== 'number' || Math.abs(nowS - iat) > maxKbAgeS)
     throw new CredentialError('key-binding', 'The key-binding JWT is too old (or dated ahead)');
 
-  const status = (await statusListOf(context.cache, context.jwksUrl, checked.status.uri, context.nowMs)).getStatus(checked.status.idx);
+  const list = await statusListOf(context.cache, context.jwksUrl, checked.status.uri, context.nowMs);
+  let status: number;
+  try {
+    status = list.getStatus(checked.status.idx);
+  } catch {
+    throw new CredentialError('status', `The status list at ${checked.status.uri} has no entry ${checked.status.idx}`);
+  }
   if (status !== 0) throw new CredentialError('revoked', 'The credential is revoked: its agent is no longer backed as it was');
   return {
     ...checked.verified,
