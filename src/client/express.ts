@@ -3,17 +3,17 @@
 // which honour the app's `trust proxy`, its headers and its raw body), sends a refusal back as the verifier made it,
 // and puts the verified agent on the request as `req.agent`.
 //
-// The signature covers the exact body text: mount a text parser before it (express.text({ type: '*/*' })), or
-// keep the raw text as `req.rawBody` in express.json's `verify` hook.
+// A signature (or a presented credential's nonce) covers the exact body text: mount a text parser before it
+// (express.text({ type: '*/*' })), or keep the raw text as `req.rawBody` in express.json's `verify` hook.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type AgentVerifierOptions, createAgentVerifier, type VerifiedRequestAgent } from './agent-verifier.js';
 
-/** requireAgent's options: the verifier's (chain, cache, replay guard, authorities, policy, quotas). */
+/** requireAgent's options: the verifier's (chain, credentials, cache, replay guard, authorities, policy, quotas). */
 export type RequireAgentOptions = AgentVerifierOptions;
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The agent that signed this request (set by requireAgent). */
+    /** The agent that signed this request, or presented its credential with it (set by requireAgent). */
     agent?: VerifiedRequestAgent;
     /** The raw body text, when an app keeps it (for signature checks after a JSON parser). */
     rawBody?: string;

@@ -42,9 +42,12 @@ export class HttpCache {
   }
 
   async #fetch(url: string, now: number, accept: string | undefined): Promise<FetchedText> {
+    const init = accept ? { headers: { accept } } : {};
     let res: Response;
     try {
-      res = await this.fetcher(url, accept ? { headers: { accept } } : {});
+      // a GET is sent again once when it got no answer at all: a kept-alive connection the server closed while
+      // idle fails the first request sent on it (a race HTTP/1.1 has no way to avoid)
+      res = await this.fetcher(url, init).catch(() => this.fetcher(url, init));
     } catch (error) {
       const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
       throw new Error(`GET ${url} failed${cause}`, { cause: error });

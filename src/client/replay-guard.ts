@@ -5,8 +5,9 @@
 export interface ReplayGuard {
   /**
    * True the first time `key` is claimed within `ttlMs`. The key names the signer and what it signed: for the
-   * x-svc-agent scheme `<agent key>:<message hash>`, for RFC 9421 `<agent key>:nonce:<nonce>`. So one guard can serve
-   * every route of a service, and a message or nonce spent at one route is spent at all of them.
+   * x-svc-agent scheme `<agent key>:<message hash>`, for RFC 9421 `<agent key>:nonce:<nonce>`, for a presented
+   * credential `<agent key>:kb:<KB-JWT jti>` (or `:kb:<nonce>:<iat>` without a jti). So one guard can serve every route
+   * of a service, and a message, nonce or presentation spent at one route is spent at all of them.
    */
   claim(key: string, ttlMs: number): boolean | Promise<boolean>;
 }

@@ -39,6 +39,8 @@ export interface CredentialSubject {
   strength: number;
   /** Unix seconds. */
   proofExpiresAt: number;
+  /** The human's live agents, this one included. */
+  agentCount: number;
   credentials: InterfaceCredentials;
 }
 
@@ -51,6 +53,8 @@ export interface AgentClaims {
   provider: Address;
   strength: number;
   proof_expires_at: number;
+  /** The human's live agents when the credential was issued: a verifier's Sybil limit without a chain read. */
+  human_agent_count: number;
 }
 
 /**
@@ -75,6 +79,7 @@ export const agentClaims = (subject: CredentialSubject): AgentClaims => ({
   provider: subject.provider,
   strength: subject.strength,
   proof_expires_at: subject.proofExpiresAt,
+  human_agent_count: subject.agentCount,
 });
 
 /** When a credential issued at `nowS` expires: 15 minutes on, or at the proof's expiry if sooner. */

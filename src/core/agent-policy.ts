@@ -6,7 +6,7 @@
 // itself allocates nothing unless it refuses (scripts/bench-policy.ts measures it).
 import { z } from 'zod';
 import { type AgentCredentials, publicCredentials } from './credentials.js';
-import { type Quota, type QuotaStore, type QuotaUse, quotaKeyOf, quotaRefusalMessage, quotaSchema } from './human-quota.js';
+import { pseudonymQuotaKeyOf, type Quota, type QuotaStore, type QuotaUse, quotaKeyOf, quotaRefusalMessage, quotaSchema } from './human-quota.js';
 
 /** What the registry's maxProofAge is unless the operator changed it (AgentRegistry.sol): 365 days. */
 export const DEFAULT_REGISTRY_MAX_PROOF_AGE_S = 365 * 24 * 60 * 60;
@@ -71,6 +71,12 @@ export interface PolicySubject {
   /** Unix seconds; absent: estimated as proofExpiresAt minus the registry's maximum proof age (see compilePolicy). */
   proofIssuedAt?: number;
   nullifier: bigint;
+  /**
+   * A pairwise pseudonym of the human (a credential's sub), for a verifier that does not learn the nullifier: the quota
+   * counts under it instead. It is another key than the nullifier's, so the same human's signed requests and
+   * credential presentations draw on two budgets.
+   */
+  pseudonym?: string;
 }
 
 export type PolicyCheck = { ok: true } | { ok: false; policy: Exclude<PolicyName, 'quota'>; error: string };
@@ -213,10 +219,14 @@ export async function enforcePolicy(policy: CompiledPolicy, subject: PolicySubje
   const quota = policy.quota;
   if (!quota) return checked;
   if (!options.quotas) throw new TypeError('enforcePolicy: the policy has a quota; pass a QuotaStore (options.quotas)');
-  if (subject.nullifier === 0n) {
+  if (subject.pseudonym === undefined && subject.nullifier === 0n) {
     return { ok: false, policy: 'quota', error: 'The agent has no proof of human, so no per-human quota can count it: register it with a proof' };
   }
-  const use = await options.quotas.consume(quotaKeyOf(quota, subject.nullifier, options.scope), quota, nowMs);
+  const key =
+    subject.pseudonym === undefined
+      ? quotaKeyOf(quota, subject.nullifier, options.scope)
+      : pseudonymQuotaKeyOf(quota, subject.pseudonym, options.scope);
+  const use = await options.quotas.consume(key, quota, nowMs);
   if (!use.ok) return { ok: false, policy: 'quota', error: quotaRefusalMessage(quota, use.retryAfterS), retryAfterS: use.retryAfterS };
   return { ok: true, quota: use };
 }

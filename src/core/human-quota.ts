@@ -9,7 +9,8 @@
 //   seconds. A window starts with the first free request after the previous window ended; a refused request is not
 //   counted, and is told to retry when the window ends (Retry-After: whole seconds, at least 1).
 // - `remaining`: what the human may still send now before a refusal (trial left plus the window's free left).
-// Keys are nullifiers of registered humans, so the key space grows with real humans, not with what callers send.
+// Keys are nullifiers of registered humans (or, for a verifier that sees presented credentials, the pairwise `sub`
+// the registry signed for it), so the key space grows with real humans, not with what callers send.
 import { z } from 'zod';
 
 export const quotaSchema = z
@@ -64,6 +65,13 @@ export interface QuotaStore {
 /** The store key of a human's budget: the quota's name, a scope (a network, for a service that has several) and the nullifier. */
 export const quotaKeyOf = (quota: Quota, nullifier: bigint, scope?: string): string =>
   scope === undefined ? `${quota.name}:${nullifier}` : `${quota.name}:${scope}:${nullifier}`;
+
+/**
+ * The store key of the budget of a human known by a pairwise pseudonym (a credential's `sub`) rather than the
+ * nullifier: a key of its own (`sub:`), which no nullifier's decimal key can be.
+ */
+export const pseudonymQuotaKeyOf = (quota: Quota, pseudonym: string, scope?: string): string =>
+  scope === undefined ? `${quota.name}:sub:${pseudonym}` : `${quota.name}:${scope}:sub:${pseudonym}`;
 
 /** Retry-After: whole seconds until the window ends, at least 1. */
 const secondsUntil = (resetAt: number, nowMs: number): number => Math.max(1, Math.ceil((resetAt - nowMs) / 1000));

@@ -1,7 +1,10 @@
 // JWS signatures (RFC 7515) with node:crypto, for the SD-JWT library's signer and verifier callbacks: EdDSA
 // (Ed25519), ES256 (P-256) and ES256K (secp256k1, RFC 8812; jose does not support it). ECDSA signatures are the raw
 // r ‖ s JWS uses (IEEE P1363), not DER. One KeyObject per key, made once: an import costs more than a verification.
-import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+// ES256K is verified with libsecp256k1 (the `secp256k1` package's binding), several times faster than OpenSSL's
+// generic curve code for that curve.
+import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import secp256k1 from 'secp256k1';
 
 export type JwsAlg = 'EdDSA' | 'ES256' | 'ES256K';
 
@@ -32,6 +35,50 @@ export function jwsVerify(alg: JwsAlg, publicKey: KeyObject, signingInput: strin
     return verify(DIGEST[alg], Buffer.from(signingInput), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
   } catch {
     return false;
+  }
+}
+
+/** A public JWK as the members a verifier reads. */
+export interface PublicJwk {
+  kty: string;
+  crv: string;
+  x: string;
+  y?: string;
+}
+
+/** Checks JWS signatures (base64url) over signing inputs with one public key. */
+export type JwsVerifier = (signingInput: string, signature: string) => boolean;
+
+/**
+ * A verifier for `jwk`'s signatures, its key imported once (undefined for a key of another kind or a malformed one):
+ * build it once per key and call it for every signature.
+ */
+export function jwsVerifierOf(jwk: PublicJwk): { alg: JwsAlg; verify: JwsVerifier } | undefined {
+  const alg = jwsAlgOfJwk(jwk);
+  if (alg === undefined) return undefined;
+  if (alg === 'ES256K') {
+    const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x, 'base64url'), Buffer.from(jwk.y ?? '', 'base64url')]);
+    if (point.length !== 65 || !secp256k1.publicKeyVerify(point)) return undefined;
+    return { alg, verify: (signingInput, signature) => es256kVerifies(point, signingInput, signature) };
+  }
+  let key: KeyObject;
+  try {
+    key = publicKeyOfJwk(jwk);
+  } catch {
+    return undefined;
+  }
+  return { alg, verify: (signingInput, signature) => jwsVerify(alg, key, signingInput, signature) };
+}
+
+/** ES256K over SHA-256, either form of s (RFC 8812 does not ask for low s: libsecp256k1 does, so s is normalized first). */
+function es256kVerifies(point: Uint8Array, signingInput: string, signature: string): boolean {
+  const bytes = Buffer.from(signature, 'base64url');
+  if (bytes.length !== 64) return false;
+  try {
+    const digest = createHash('sha256').update(signingInput).digest();
+    return secp256k1.ecdsaVerify(secp256k1.signatureNormalize(new Uint8Array(bytes)), digest, point);
+  } catch {
+    return false; // r or s not below the group order
   }
 }
 

@@ -111,6 +111,8 @@ export class AgentCredentialService {
     const credential = await this.#issuer(key).issue(
       {
         iss: this.#options.publicUrl,
+        // the audience in the signed part: a credential (its pairwise sub) is good at the verifier it was asked for only
+        aud: body.audience,
         iat: nowS,
         exp,
         vct: AGENT_CREDENTIAL_VCT,
@@ -125,6 +127,7 @@ export class AgentCredentialService {
           provider: agent.provider,
           strength: agent.strength,
           proofExpiresAt: agent.proofExpiresAt,
+          agentCount: agent.agentCount,
           credentials: agent.credentials,
         }),
         ...disclosable,

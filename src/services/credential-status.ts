@@ -36,22 +36,46 @@ export interface IssuedOn {
   nullifier: string;
 }
 
+/** The most indices an agent takes from the shared counter at once. */
+const MAX_RUN = 256;
+
 /**
- * An agent's live credentials, kept compact (an agent asking for one per request may hold thousands, and each issue
- * rewrites the record): what they were issued on, once per distinct value, and per credential [index, exp (unix
- * seconds), position in `on`].
+ * An agent's live credentials, kept short whatever their number (each issue rewrites the record): what they were
+ * issued on, once per distinct value, and the runs of indices the agent took, each [first index, size, indices used,
+ * latest exp among them (unix seconds), position in `on`]. An agent takes one index for its first credential, and a
+ * run twice the size of its last (up to MAX_RUN) each time the one it has is used up, so an agent asking for one
+ * credential per request rewrites a few runs, not thousands of entries; a run's unused end is never handed out.
+ * A run never crosses from one list to the next. An agent's indices lying together tells a verifier nothing the
+ * credential's agent_address does not.
  */
 interface AgentRecord {
   on: IssuedOn[];
-  entries: [number, number, number][];
+  runs: Run[];
+  /** The form of earlier versions: one [index, exp, position] per credential (read, never written). */
+  entries?: [number, number, number][];
 }
+
+type Run = [first: number, size: number, used: number, exp: number, on: number];
 
 interface IssuedEntry extends IssuedOn {
   index: number;
 }
 
+const runsOf = (record: AgentRecord | undefined): Run[] =>
+  record?.runs ?? (record?.entries ?? []).map(([index, exp, on]): Run => [index, 1, 1, exp, on]);
+
 const issuedEntries = (record: AgentRecord | undefined): IssuedEntry[] =>
-  (record?.entries ?? []).map(([index, , on]) => ({ index, ...(record?.on[on] as IssuedOn) }));
+  runsOf(record).flatMap(([first, , used, , on]) => Array.from({ length: used }, (_, i) => ({ index: first + i, ...(record?.on[on] as IssuedOn) })));
+
+/** The record without its runs whose credentials have all expired, and without the `on` values no run uses. */
+function liveRecord(record: AgentRecord | undefined, nowS: number): AgentRecord {
+  const runs = runsOf(record).filter(([, , , exp]) => exp > nowS);
+  const kept = (record?.on ?? []).filter((_, position) => runs.some((run) => run[4] === position));
+  return { on: kept, runs: runs.map(([first, size, used, exp, on]): Run => [first, size, used, exp, kept.indexOf(record?.on[on] as IssuedOn)]) };
+}
+
+const positionOf = (record: AgentRecord, on: IssuedOn): number =>
+  record.on.findIndex((held) => held.provider === on.provider && held.nullifier === on.nullifier);
 
 export interface StatusReference {
   idx: number;
@@ -96,24 +120,61 @@ export class CredentialStatus {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
-  /** The next index, recorded against the agent until the credential expires. */
+  /** An index for a credential of the agent's, recorded against it until the credential expires. */
   async allocate(network: NetworkName, agentId: bigint, on: IssuedOn, exp: number): Promise<StatusReference> {
     const { store, publicUrl } = this.#options;
-    const index = ((await store.update<number>(NEXT_INDEX, (next) => (next ?? 0) + 1)) as number) - 1;
+    const key = agentKey(network, agentId);
+    // every credential lives at most CREDENTIAL_LIFETIME_S from its issue, and this one is the latest
+    const keepMs = (CREDENTIAL_LIFETIME_S + 60) * 1000;
     const nowS = Math.floor(this.#clock() / 1000);
+    let index: number | undefined;
+    let wanted = 1;
+    // the usual case: a run of the agent's, issued on the same, has room
     await store.update<AgentRecord>(
-      agentKey(network, agentId),
-      (record) => {
-        const live = (record?.entries ?? []).filter(([, entryExp]) => entryExp > nowS);
-        const kept = (record?.on ?? []).filter((_, position) => live.some(([, , used]) => used === position));
-        const renumbered = live.map(([i, e, used]): [number, number, number] => [i, e, kept.indexOf(record?.on[used] as IssuedOn)]);
-        let position = kept.findIndex((held) => held.provider === on.provider && held.nullifier === on.nullifier);
-        if (position < 0) position = kept.push({ provider: on.provider, nullifier: on.nullifier }) - 1;
-        return { on: kept, entries: [...renumbered, [index, exp, position]] };
+      key,
+      (current) => {
+        const record = liveRecord(current, nowS);
+        index = undefined;
+        const position = positionOf(record, on);
+        const run = position < 0 ? undefined : record.runs.findLast(([, size, used, , runOn]) => runOn === position && used < size);
+        const last = record.runs.at(-1);
+        wanted = last === undefined ? 1 : Math.min(MAX_RUN, last[1] * 2);
+        if (run === undefined) return record.runs.length > 0 ? record : undefined;
+        index = run[0] + run[2];
+        run[2] += 1;
+        run[3] = Math.max(run[3], exp);
+        return record;
       },
-      // every credential lives at most CREDENTIAL_LIFETIME_S from its issue, and this one is the latest
-      (CREDENTIAL_LIFETIME_S + 60) * 1000,
+      keepMs,
     );
+    if (index === undefined) {
+      // a new run from the shared counter (atomic: instances sharing the store never hand out one index twice), cut
+      // at the end of the list it starts in
+      let first = 0;
+      let size = 0;
+      await store.update<number>(NEXT_INDEX, (next = 0) => {
+        first = next;
+        size = Math.min(wanted, STATUS_LIST_SIZE - (next % STATUS_LIST_SIZE));
+        return next + size;
+      });
+      await store.update<AgentRecord>(
+        key,
+        (current) => {
+          const record = liveRecord(current, nowS);
+          let position = positionOf(record, on);
+          if (position < 0) position = record.on.push({ provider: on.provider, nullifier: on.nullifier }) - 1;
+          record.runs.push([first, size, 0, exp, position]);
+          // a credential asked for at the same time may have added a run first: the oldest with room is used first
+          const run = record.runs.find(([, runSize, used, , runOn]) => runOn === position && used < runSize) as Run;
+          index = run[0] + run[2];
+          run[2] += 1;
+          run[3] = Math.max(run[3], exp);
+          return record;
+        },
+        keepMs,
+      );
+    }
+    if (index === undefined) throw new Error('no status index was taken');
     const listId = Math.floor(index / STATUS_LIST_SIZE);
     return { idx: index % STATUS_LIST_SIZE, uri: `${publicUrl}${statusListPath(listId)}` };
   }

@@ -9,14 +9,10 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import request from 'supertest';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AgentCredential,
-  CredentialError,
-  HttpCache,
-  presentCredential,
-  requestCredential,
-  verifyAgentCredential,
-} from '../../src/client/credentials.js';
+import { CredentialError } from '../../src/client/credential-error.js';
+import { verifyAgentCredential } from '../../src/client/credential-verification.js';
+import { type AgentCredential, presentCredential, requestCredential } from '../../src/client/credentials.js';
+import { HttpCache } from '../../src/client/http-cache.js';
 import { AGENT_CREDENTIAL_VCT } from '../../src/core/agent-credential.js';
 import { NETWORKS } from '../../src/core/networks.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
@@ -161,6 +157,9 @@ describe('the human-backed-agent credential', () => {
     expect(await reason(check(good, { audience: 'https://elsewhere.example' }))).toBe('audience');
     expect(await reason(check(await presentCredential(issued, ecdsa.signer, { audience: 'https://elsewhere.example', nonce })))).toBe('audience');
     expect(await reason(check(good, { nonce: randomUUID() }))).toBe('nonce');
+    // a credential asked for another verifier, presented here: its sub is the human's pseudonym there
+    const elsewhere = await request_(ecdsa, { audience: 'https://elsewhere.example' });
+    expect(await reason(check(await presentCredential(elsewhere, ecdsa.signer, { audience: AUDIENCE, nonce })))).toBe('audience');
     // past the expiry and the 5 s allowed for clock differences
     const later = issued.expiresAt + 6;
     const lateKb = await presentCredential(issued, ecdsa.signer, { audience: AUDIENCE, nonce, now: later });

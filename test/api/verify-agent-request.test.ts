@@ -48,7 +48,7 @@ const shown = (agent: VerifiedRequestAgent | undefined) =>
     agentKey: agent.agentKey,
     agentAddress: agent.agentAddress,
     agentCount: String(agent.agentCount),
-    nullifier: String(agent.nullifier),
+    nullifier: agent.scheme === 'sd-jwt' ? undefined : String(agent.nullifier),
     strength: agent.strength,
     proofExpiresAt: agent.proofExpiresAt,
     credentials: agent.credentials,
