@@ -54,17 +54,15 @@ function registration(base: string, limits: LimitSummary): string {
   const open = `${base}${SESSION_BASE_PATHS.register}`;
   return [
     '## Register an agent, step by step',
-    '',
-    `1. Open a session (here wallet-free on testnet; the network is mainnet when none is named). It lasts ${limits.sessionTtlMs / 60_000} minutes.`,
+    `1. Open a session (here wallet-free on testnet; the network is mainnet when none is named). It lasts ${limits.sessionTtlMs / 60_000} minutes. The answer carries \`sessionToken\`, \`deepLink\` (also as \`qrData\` and a PNG), \`scanPageUrl\` and \`agentAddress\`.`,
     code([`curl -s -X POST ${open} -H 'content-type: application/json' -d '{"mode":"wallet-free","network":"testnet"}'`]),
-    '   The answer carries `sessionToken`, `deepLink` (also as `qrData` and a PNG), `scanPageUrl` and `agentAddress`.',
     '2. The human opens `scanPageUrl` on a laptop and scans its QR code with the identity app (or opens `deepLink` on the phone); the app proves the passport and registers the agent on chain.',
-    `3. Follow the session until \`stage\` is \`completed\` (then \`agentId\` is set) or \`failed\` (then \`error\` says why):`,
+    '3. Follow the session until `stage` is `completed` (then `agentId` is set) or `failed` (then `error` says why):',
     code([`curl -s '${open}/status?token=<sessionToken>'`]),
     '4. Take the agent key the service generated, once (modes with a generated key):',
     code([`curl -s -X POST ${open}/export -H 'authorization: Bearer <sessionToken>'`]),
     'A registry caps the agents of one human (a refusal names `TooManyAgentsForHuman`). On the embedded test chains the cap is `MAX_AGENTS_PER_HUMAN` (default 1), and the mock identity app approves as another human with `--document-number`.',
-  ].join('\n');
+  ].join('\n\n');
 }
 
 function signing(schemes: readonly SigningScheme[]): string {
@@ -132,12 +130,12 @@ function operationList(endpoints: ServiceEndpoints): string {
   return [
     '## Operations',
     '',
-    ...endpoints.groups.flatMap((group) => [
+    ...endpoints.groups.flatMap((group, index) => [
+      ...(index > 0 ? [''] : []),
       `### ${group.name}`,
       ...(group.description ? ['', group.description] : []),
       '',
       ...group.operations.map((op) => `- \`${op.method} ${op.url}\`: ${op.summary}${op.requires ? ` (needs: ${op.requires})` : ''}`),
-      '',
     ]),
   ].join('\n');
 }
@@ -177,12 +175,13 @@ function operationDetail(path: string, method: string, op: OpenApiOperation, bas
     parts.push(
       '',
       'Parameters:',
+      '',
       ...params.map((p) => `- \`${p.name}\` (${p.in}${p.required ? ', required' : ''})${p.description ? `: ${p.description}` : ''}`),
     );
   }
   const body = op.requestBody?.content;
-  if (body) for (const [type, { schema }] of Object.entries(body)) parts.push('', `Body (${type}):`, code([schemaText(schema)]));
-  parts.push('', 'Answers:', ...Object.entries(op.responses).map(([status, answer]) => `- ${status}: ${answer.description}`));
+  if (body) for (const [type, { schema }] of Object.entries(body)) parts.push('', `Body (${type}):`, '', code([schemaText(schema)]));
+  parts.push('', 'Answers:', '', ...Object.entries(op.responses).map(([status, answer]) => `- ${status}: ${answer.description}`));
   return parts.join('\n');
 }
 
