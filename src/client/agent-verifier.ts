@@ -9,7 +9,8 @@
 // Refusals are answers to send as they are: 401 without a signature, 400 for a malformed RFC 9421 one, 403 naming
 // the reason, 409 for a replay, 403 {error, policy} or 429 with Retry-After for a policy, 503 when the chain (or the
 // replay or quota store) cannot be read. A verifier keeps what it read of the chain for cacheTtlMs, so a warm
-// verification makes no RPC round trip.
+// verification makes no RPC round trip. Given a registry service's URL instead of the chain's, it reads the registry's
+// address (and the RPC of a local chain) from the service's discovery document once, at its first request.
 import type { Address, Hex } from 'viem';
 import { ed25519JwkThumbprint } from '../core/agent-jwk.js';
 import { agentKeyType } from '../core/agent-key.js';
@@ -31,12 +32,33 @@ import {
 } from '../core/signed-request.js';
 import { RegistryReader } from './registry-reader.js';
 import { memoryReplayGuard, type ReplayGuard } from './replay-guard.js';
+import { discoverRegistry } from './service-registry.js';
 
-export interface AgentVerifierOptions {
+/** The chain to read: its RPC and the registry's address. */
+export interface VerifierChain {
   /** The chain's JSON-RPC endpoint. */
   rpcUrl: string;
   /** The agent registry's address on that chain. */
   registry: Address;
+  service?: never;
+}
+
+/** A registry service whose discovery document names the chain and the registry. */
+export interface VerifierService {
+  /**
+   * The service's base URL (http://127.0.0.1:3000): the registry's address, and the RPC of a chain the service runs
+   * itself, are read from its discovery document at the first request and kept (a failed read is tried again at the
+   * next request, which meanwhile answers 503).
+   */
+  service: string;
+  /** The RPC to read the chain through; default: the one discovery names, else the network's public Celo RPC. */
+  rpcUrl?: string;
+  registry?: never;
+}
+
+export type AgentVerifierOptions = AgentVerifierSettings & (VerifierChain | VerifierService);
+
+export interface AgentVerifierSettings {
   /** Which Celo network the RPC serves (default mainnet). */
   network?: 'mainnet' | 'testnet';
   /** How long an agent's on-chain state is reused (default 60 s; 0: read the chain for every request). */
@@ -107,7 +129,24 @@ interface Signed {
 export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifier {
   const network = options.network ?? 'mainnet';
   const { chainId } = NETWORKS[network];
-  const chain = new RegistryReader({ rpcUrl: options.rpcUrl, registry: options.registry, cacheTtlMs: options.cacheTtlMs ?? 60_000 });
+  const cacheTtlMs = options.cacheTtlMs ?? 60_000;
+  const { service } = options;
+  let reader: Promise<RegistryReader> | undefined =
+    service === undefined ? Promise.resolve(new RegistryReader({ rpcUrl: options.rpcUrl, registry: options.registry, cacheTtlMs })) : undefined;
+  /** The registry reader; with a service, built from its discovery document on first use (a failed read is not kept). */
+  const chainReader = (): Promise<RegistryReader> => {
+    if (reader === undefined && service !== undefined) {
+      const loading = discoverRegistry(service, network, options.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl }).then(
+        (found) => new RegistryReader({ rpcUrl: found.rpcUrl, registry: found.registry, cacheTtlMs }),
+        (error: unknown) => {
+          if (reader === loading) reader = undefined;
+          throw new Unavailable(`The agent check could not learn the registry from ${service}: ${firstLine(error)}`);
+        },
+      );
+      reader = loading;
+    }
+    return reader as Promise<RegistryReader>;
+  };
   const replay = options.replay ?? memoryReplayGuard();
   // a policy is checked here, at start: a mistake in it is the service's, not a request's
   const policy = options.policy === undefined ? undefined : isCompiled(options.policy) ? options.policy : compilePolicy(options.policy);
@@ -125,7 +164,11 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
   };
 
   /** The registered key of the agent a Web Bot Auth Signature-Agent names, if its thumbprint is the keyid; else why not. */
-  const directoryKey = async (thumbprint: string, signatureAgent: string | undefined): Promise<{ key: Hex } | { problem: string }> => {
+  const directoryKey = async (
+    chain: RegistryReader,
+    thumbprint: string,
+    signatureAgent: string | undefined,
+  ): Promise<{ key: Hex } | { problem: string }> => {
     const expected = `Signature-Agent must name the agent's key directory on a registry service (${KEY_DIRECTORY_TEMPLATE}, chainId ${chainId})`;
     if (signatureAgent === undefined) return { problem: `Web Bot Auth: ${expected}` };
     const directory = parseKeyDirectoryUrl(signatureAgent);
@@ -143,7 +186,13 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
     return { key };
   };
 
-  const rfc9421 = async (request: Request, headers: HeaderBag, body: string, now: number): Promise<Signed | AgentVerification> => {
+  const rfc9421 = async (
+    chain: RegistryReader,
+    request: Request,
+    headers: HeaderBag,
+    body: string,
+    now: number,
+  ): Promise<Signed | AgentVerification> => {
     const authorities = options.authorities ?? [new URL(request.url).host];
     let directoryProblem: string | undefined;
     const check = await verifyRfc9421(
@@ -154,7 +203,7 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
         recover: recoverPersonalSigner,
         chainIds: [chainId],
         resolveEd25519Key: async (thumbprint, signatureAgent) => {
-          const resolved = await directoryKey(thumbprint, signatureAgent);
+          const resolved = await directoryKey(chain, thumbprint, signatureAgent);
           if ('problem' in resolved) directoryProblem = resolved.problem;
           return 'key' in resolved ? resolved.key : undefined;
         },
@@ -186,8 +235,9 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
     } catch (error) {
       return answer(400, `The request body could not be read: ${firstLine(error)}`);
     }
+    const chain = await chainReader();
     const now = Date.now();
-    const signed = isRfc9421 ? await rfc9421(request, headers, body, now) : await xSvcAgent(request, headers, body, now);
+    const signed = isRfc9421 ? await rfc9421(chain, request, headers, body, now) : await xSvcAgent(request, headers, body, now);
     if ('ok' in signed) return signed;
     const { signer } = signed;
 

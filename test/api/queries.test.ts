@@ -281,6 +281,7 @@ describe('public queries', () => {
         'agentCredential',
         'proofOfHumanExtension',
         'signedRegistrationFile',
+        'chains',
       ].sort(),
     );
     expect(res.body).toEqual({
@@ -300,6 +301,11 @@ describe('public queries', () => {
       },
       proofOfHumanExtension: `${PUBLIC_URL}/extensions/proof-of-human/v1`,
       signedRegistrationFile: `${PUBLIC_URL}/.well-known/agent-registration.json.jws`,
+      // the service runs these chains itself (embedded), so it names their RPC too
+      chains: {
+        mainnet: { chainId: 42220, registry: networks.mainnet.deployment.contracts.registry, rpcUrl: networks.mainnet.rpcUrl },
+        testnet: { chainId: 11142220, registry: networks.testnet.deployment.contracts.registry, rpcUrl: networks.testnet.rpcUrl },
+      },
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

@@ -306,6 +306,23 @@ export const discoverySchema = z
       )
       .optional()
       .describe('Per network where the proxy has a bundler: its ERC-4337 stack (EntryPoint, account factories, paymaster) and the proxy'),
+    chains: z
+      .record(
+        network,
+        z
+          .object({
+            chainId: z.number().int(),
+            registry: z.string().describe("The agent registry's address on this chain"),
+            rpcUrl: z
+              .string()
+              .optional()
+              .describe(
+                "The JSON-RPC of a chain the service runs itself (local anvil); absent for an external RPC, whose URL is not handed out: use the network's public RPC",
+              ),
+          })
+          .meta({ id: 'ChainDiscovery' }),
+      )
+      .describe("Per network, the chain and the registry: what a verifier given only this service's URL reads (the SDK's requireAgent({ service }))"),
   })
   .meta({ id: 'DiscoveryDocument' });
 
