@@ -1,0 +1,10 @@
+// One subcommand: its name, a line for the overview, its --help text, and what it does (resolving to its exit code).
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(args: readonly string[]): Promise<number>;
+}
+
+/** Single quotes for a POSIX shell: what a printed command line needs to be pasted as is. */
+export const shellQuote = (text: string): string => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
