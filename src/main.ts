@@ -178,6 +178,7 @@ async function setUpNetworks(
       const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts, {
         maxAgentsPerHuman: config.maxAgentsPerHuman,
         supervision,
+        ...(config.anvilPlatform ? { anvil: { platform: config.anvilPlatform } } : {}),
       });
       devChains.push(started.chain);
       timer.chain(network, { ...started.timings, deployed: started.deployedNow });
