@@ -148,6 +148,9 @@ describe('agent-identity-registry (the CLI)', () => {
     expect(existsSync(keyFile)).toBe(false);
 
     const token = /--token '?([^'\s]+)'?/.exec(events.at(-1)?.['error'] as string)?.[1] as string;
+    const waiting = await runCli(['status', '--json', '--token', token, '--url', base]);
+    expect(waiting.code).toBe(0);
+    expect(JSON.parse(waiting.stdout)).toMatchObject({ stage: 'qr-ready', mode: 'ed25519', network: 'testnet' });
     await approve(events[0]?.['deepLink'] as string, person);
     const exported = await runCli(['export', '--json', '--token', token, '--key-file', keyFile, '--url', base]);
     expect(exported.code, exported.stdout + exported.stderr).toBe(0);
@@ -174,6 +177,19 @@ describe('agent-identity-registry (the CLI)', () => {
     expect(gone.code).toBe(1);
     expect(JSON.parse(gone.stdout)).toMatchObject({ humanBacked: false, isVerified: false });
   }, 90_000);
+
+  it('without a terminal, the stage is one line per change, and a time-out says how to pick the session up (exit 4)', async () => {
+    const keyFile = join(dir, 'piped.json');
+    const piped = await runCli(['register', '--network', 'testnet', '--timeout', '2', '--key-file', keyFile, '--url', base]);
+    expect(piped.code).toBe(4);
+    expect(piped.stdout.match(/^waiting for the human to scan the QR code$/gm)).toHaveLength(1);
+    expect(piped.stdout).not.toContain('\u001b[2K');
+    expect(piped.stdout).toMatch(/^timed out \(qr-ready\)$/m);
+    expect(piped.stderr).toMatch(
+      /the registration is still qr-ready after 2 s; it goes on until it expires .*: pick it up with: agent-identity-registry export --url /,
+    );
+    expect(existsSync(keyFile)).toBe(false);
+  });
 
   it('exit codes: 2 for a bad argument or a key file that exists (nothing sent), 3 when nothing answers at --url', async () => {
     const bad = await runCli(['register', '--mode', 'bogus', '--url', base]);
