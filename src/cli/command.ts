@@ -1,7 +1,6 @@
-// One subcommand: its name, a line for the overview, its --help text, and what it does (resolving to its exit code).
+// One subcommand: its name, its --help text, and what it does (resolving to its exit code).
 export interface Command {
   name: string;
-  summary: string;
   usage: string;
   run(args: readonly string[]): Promise<number>;
 }

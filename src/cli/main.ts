@@ -3,15 +3,41 @@
 // runCli resolves to the exit code; the launcher (bin/agent-identity-registry.js) sets it.
 import { DEFAULT_URL, URL_VARIABLE } from './arguments.js';
 import type { Command } from './command.js';
-import { deregister } from './commands/deregister.js';
-import { exportKey } from './commands/export.js';
-import { register } from './commands/register.js';
-import { sign } from './commands/sign.js';
-import { status } from './commands/status.js';
-import { verify } from './commands/verify.js';
 import { EXIT, EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
-const COMMANDS: readonly Command[] = [register, status, exportKey, deregister, verify, sign];
+/** Each command's module is loaded only to run it: a command pays for its own imports (viem, the signature schemes), not the others'. */
+const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Command> }[] = [
+  {
+    name: 'register',
+    summary: 'register an agent: QR code in the terminal, wait for the human, key file (0600), agent id',
+    load: async () => (await import('./commands/register.js')).register,
+  },
+  {
+    name: 'status',
+    summary: "a registration session's stage (--token), or whether the key file's agent is still human-backed",
+    load: async () => (await import('./commands/status.js')).status,
+  },
+  {
+    name: 'export',
+    summary: "write a registered agent's key (a session's token) to a 0600 file, waiting for the session if needed",
+    load: async () => (await import('./commands/export.js')).exportKey,
+  },
+  {
+    name: 'deregister',
+    summary: 'remove an agent: its human proves again (QR code in the terminal) and its NFT is burned',
+    load: async () => (await import('./commands/deregister.js')).deregister,
+  },
+  {
+    name: 'verify',
+    summary: 'is agent <agentId> on chain <chainId> human-backed? (exit 0 yes, 1 no)',
+    load: async () => (await import('./commands/verify.js')).verify,
+  },
+  {
+    name: 'sign',
+    summary: 'sign a request as the agent of a key file: a curl command with the signature headers',
+    load: async () => (await import('./commands/sign.js')).sign,
+  },
+];
 
 const USAGE = `Usage: agent-identity-registry <command> [options]
 
@@ -41,7 +67,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         exitCode: EXIT.usage,
       });
     }
-    return await command.run(args);
+    return await (await command.load()).run(args);
   } catch (error) {
     const code = (error as { exitCode?: number }).exitCode ?? exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);

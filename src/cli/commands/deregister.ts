@@ -39,7 +39,6 @@ const OPTIONS = {
 
 export const deregister: Command = {
   name: 'deregister',
-  summary: 'remove an agent: its human proves again (QR code in the terminal) and its NFT is burned',
   usage: USAGE,
   async run(args) {
     const { values } = parseCommand(args, OPTIONS, { max: 0 });

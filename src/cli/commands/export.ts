@@ -35,7 +35,6 @@ const OPTIONS = {
 
 export const exportKey: Command = {
   name: 'export',
-  summary: "write a registered agent's key (a session's token) to a 0600 file, waiting for the session if needed",
   usage: USAGE,
   async run(args) {
     const { values } = parseCommand(args, OPTIONS, { max: 0 });

@@ -100,7 +100,6 @@ function requestOf(values: ReturnType<typeof parseCommand<typeof OPTIONS>>['valu
 
 export const register: Command = {
   name: 'register',
-  summary: 'register an agent: QR code in the terminal, wait for the human, key file (0600), agent id',
   usage: USAGE,
   async run(args) {
     const { values } = parseCommand(args, OPTIONS, { max: 0 });

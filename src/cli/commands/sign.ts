@@ -57,7 +57,6 @@ function bodyOf(values: { body?: string | undefined; 'body-file'?: string | unde
 
 export const sign: Command = {
   name: 'sign',
-  summary: 'sign a request as the agent of a key file: a curl command with the signature headers',
   usage: USAGE,
   async run(args) {
     const { values, positionals } = parseCommand(args, OPTIONS, { max: 1 });

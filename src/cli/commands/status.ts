@@ -31,7 +31,6 @@ const OPTIONS = {
 
 export const status: Command = {
   name: 'status',
-  summary: "a registration session's stage (--token), or whether the key file's agent is still human-backed",
   usage: USAGE,
   async run(args) {
     const { values } = parseCommand(args, OPTIONS, { max: 0 });

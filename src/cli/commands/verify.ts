@@ -41,7 +41,6 @@ export function reportProof(out: Output, proof: AgentProof, network: NetworkName
 
 export const verify: Command = {
   name: 'verify',
-  summary: 'is agent <agentId> on chain <chainId> human-backed? (exit 0 yes, 1 no)',
   usage: USAGE,
   async run(args) {
     const { values, positionals } = parseCommand(args, {}, { max: 2 });
