@@ -120,6 +120,17 @@ describe('agent-identity-registry (the CLI)', () => {
     90_000,
   );
 
+  it.skipIf(!hasScript)('Ctrl-C while waiting ends with 130 and says how to pick the session up', async () => {
+    const cli = startCliInTerminal(['register', '--network', 'testnet', '--key-file', join(dir, 'interrupted.json'), '--url', base]);
+    await cli.waitFor(/waiting for the human to scan the QR code/);
+    cli.type('\u0003');
+    expect(await cli.exited).toBe(130);
+    expect(cli.output).toMatch(
+      /interrupted: the registration session goes on until it expires; pick it up with: agent-identity-registry export --url \S+ --token \S+/,
+    );
+    expect(existsSync(join(dir, 'interrupted.json'))).toBe(false);
+  });
+
   it('for scripts: a registration that times out (exit 4) is picked up by export (0600), handed out once; deregister, then verify exits 1', async () => {
     const keyFile = join(dir, 'ed25519.json');
     const person = newPerson();

@@ -66,6 +66,11 @@ export class RunningCli {
   kill(signal: NodeJS.Signals = 'SIGTERM'): void {
     this.child.kill(signal);
   }
+
+  /** Types `text` (in a pseudo-terminal, Ctrl-C is \u0003: the terminal sends SIGINT to the command). */
+  type(text: string): void {
+    this.child.stdin?.write(text);
+  }
 }
 
 /** Starts the command in the background, its output in pipes (no terminal). */
