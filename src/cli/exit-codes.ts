@@ -23,8 +23,9 @@ export const EXIT_CODES_HELP = `Exit codes:
   1    the service refused, the session failed, or (verify) the agent is not human-backed
   2    usage error: a wrong or missing argument, or a key file that exists (nothing was sent)
   3    the service is unreachable (nothing answered at --url)
-  4    timed out waiting for the human (the session goes on: resume it with export --token)
-  130  interrupted (Ctrl-C) while waiting (resume it the same way)`;
+  4    timed out waiting for the human (the session goes on: the command printed picks it up, export --token or
+       deregister --token)
+  130  interrupted (Ctrl-C) while waiting (picked up the same way)`;
 
 /** A failure the command reports as is, with its exit code. */
 export class CliError extends Error {
