@@ -34,6 +34,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'identity-app': ['core', 'contracts', 'chain', 'devnet'],
   // the client SDK is published on its own: the pure domain, the generated ABIs and the passkey account
   client: ['core', 'contracts', 'aa/passkey-account.ts'],
+  // the command line is a program on the SDK, as any user's would be: the SDK and the pure domain, no server internals
+  cli: ['core', 'client'],
   'config.ts': ['core', 'chain', 'aa', 'devnet'],
   a2a: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'demo'],
   http: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'aa', 'demo'],

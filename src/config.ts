@@ -81,6 +81,8 @@ export interface Config {
   appName: string;
   /** Agents one human may have on the local chains (0 = unlimited; Celo's registry has 1). */
   maxAgentsPerHuman: number;
+  /** The platform whose @foundry-rs/anvil package runs the local chains (default this machine's; without it: anvil on the PATH). */
+  anvilPlatform?: string;
   /** A2A push notifications may go to loopback, private and link-local addresses, over plain http too. */
   pushAllowPrivateNetworks: boolean;
   /** How often an open A2A stream gets a keep-alive comment (ms), so idle-timeout proxies keep it open. */
@@ -251,6 +253,9 @@ const envSchema = z.object({
   DEEP_LINK_SCHEME: optional(z.string().regex(/^[a-z][a-z0-9+.-]*$/, 'must be a URL scheme such as selfapp')).default(DEFAULT_DEEP_LINK_SCHEME),
   APP_NAME: optional(z.string().min(1).max(64)).default('Agent Identity Registry'),
   MAX_AGENTS_PER_HUMAN: optional(z.coerce.number().int().min(0)).default(1),
+  ANVIL_PLATFORM: optional(
+    z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/, 'must be <os>-<arch> as the @foundry-rs/anvil packages name it, e.g. darwin-arm64'),
+  ),
   A2A_PUSH_ALLOW_PRIVATE_NETWORKS: flag.default('false'),
   A2A_STREAM_KEEPALIVE_MS: optional(
     z.coerce.number().int().min(1_000, 'must be at least 1000 (1 s)').max(300_000, 'must be at most 300000 (5 min)'),
@@ -432,6 +437,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deepLinkScheme: values.DEEP_LINK_SCHEME,
     appName: values.APP_NAME,
     maxAgentsPerHuman: values.MAX_AGENTS_PER_HUMAN,
+    ...(values.ANVIL_PLATFORM ? { anvilPlatform: values.ANVIL_PLATFORM } : {}),
     pushAllowPrivateNetworks: isSet(values.A2A_PUSH_ALLOW_PRIVATE_NETWORKS),
     streamKeepAliveMs: values.A2A_STREAM_KEEPALIVE_MS,
     ...(values.RELAYER_PRIVATE_KEY ? { relayerKey: values.RELAYER_PRIVATE_KEY } : {}),

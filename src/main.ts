@@ -19,6 +19,8 @@ import type { DemoVerifierGateway } from './chain/demo-verifier-gateway.js';
 import { ChainGateway, createNetworkGateway, type NetworkGateway, type NetworkSetup } from './chain/gateway.js';
 import { localWebSocketUrl } from './chain/new-heads.js';
 import { type AaSponsorshipConfig, type Config, loadConfig, metricsExposure } from './config.js';
+import { agentRegistryAbi } from './contracts/artifacts/index.js';
+import { DISCOVERY_PATH } from './core/endpoints.js';
 import { NETWORK_NAMES, type NetworkName } from './core/networks.js';
 import { provisionDemoAgent } from './demo/demo-agent.js';
 import { createLocalBundler } from './devnet/aa/bundler.js';
@@ -180,6 +182,7 @@ async function setUpNetworks(
       const started = await startEmbeddedNetwork(network, config.dataDir, devAccounts!.accounts, {
         maxAgentsPerHuman: config.maxAgentsPerHuman,
         supervision,
+        ...(config.anvilPlatform ? { anvil: { platform: config.anvilPlatform } } : {}),
       });
       devChains.push(started.chain);
       timer.chain(network, { ...started.timings, deployed: started.deployedNow });
@@ -256,25 +259,48 @@ export function signingKeySource(config: Config): SigningKeySource {
   return config.redis ? { kind: 'store', offered: () => file.read() } : { kind: 'file', file };
 }
 
-function describe(url: string, chains: ChainGateway, accountAbstraction: RunningService['accountAbstraction']): string {
+/** The address the registry checks Ed25519 signatures with (its "E" action), where it has one. */
+async function ed25519VerifierOf(gateway: NetworkGateway): Promise<string | undefined> {
+  const verifier = await gateway.client
+    .readContract({ address: gateway.contracts.registry, abi: agentRegistryAbi, functionName: 'ed25519Verifier' })
+    .catch(() => undefined);
+  return verifier && BigInt(verifier) !== 0n ? verifier : undefined;
+}
+
+/**
+ * The start banner: per network, where its chain is and every contract the service uses there (ours, the ERC-4337
+ * stack), then how a program finds them without copying them (discovery, which requireAgent({ service }) reads).
+ */
+async function describe(url: string, chains: ChainGateway, accountAbstraction: RunningService['accountAbstraction']): Promise<string> {
   const lines = [`Agent identity registry listening on ${url}`];
   for (const gateway of chains.all()) {
     const source = gateway.embedded ? 'local anvil' : 'external RPC';
     const celo = CELO_DEPLOYMENTS[gateway.network].registry === gateway.contracts.registry ? ' (Celo deployment)' : '';
     lines.push(`  ${gateway.network} chain ${gateway.chainId} (${source})${celo}`);
-    for (const [name, address] of Object.entries(gateway.contracts)) lines.push(`    ${name.padEnd(14)} ${address}`);
+    const rows: [string, string][] = [];
+    // an external RPC's URL may hold a key: only its host is shown
+    rows.push(['rpc', gateway.localRpcUrl ?? `${new URL(gateway.client.transport.url ?? 'http://unknown').host} (external)`]);
+    for (const [name, address] of Object.entries(gateway.contracts)) if (address) rows.push([name, address]);
+    const ed25519Verifier = await ed25519VerifierOf(gateway);
+    if (ed25519Verifier) rows.push(['ed25519Verifier', `${ed25519Verifier} (the registry's Ed25519 signature check)`]);
     const aa = accountAbstraction[gateway.network];
     if (aa) {
-      const rows: [string, string][] = [
+      rows.push(
         ['entryPoint', aa.entryPoint],
         ['accountFactory', `${aa.accountFactory} (passkey accounts)`],
         ['simpleFactory', `${aa.simpleAccountFactory} (SimpleAccount v0.7, implementation ${aa.simpleAccountImplementation})`],
         ['paymaster', aa.paymaster],
-      ];
-      for (const [name, value] of rows) lines.push(`    ${name.padEnd(14)} ${value}`);
-      lines.push(`    ${'bundler'.padEnd(14)} ${url}/api/aa/bundler?chainId=${gateway.chainId} (local bundler and paymaster)`);
+        ['bundler', `${url}/api/aa/bundler?chainId=${gateway.chainId} (local bundler and paymaster)`],
+      );
     }
+    const width = Math.max(...rows.map(([name]) => name.length)) + 1;
+    for (const [name, value] of rows) lines.push(`    ${name.padEnd(width)} ${value}`);
   }
+  lines.push(
+    `  discovery: ${url}${DISCOVERY_PATH} names each network's chain and registry`,
+    `  verify agents in your service: requireAgent({ service: '${url}', network: 'testnet' })`,
+    `  register one from a terminal: npx agent-identity-registry register --network testnet --url ${url}`,
+  );
   return lines.join('\n');
 }
 
@@ -511,7 +537,7 @@ async function main(): Promise<void> {
     startupTimer: timer,
   });
   running = service;
-  console.log(describe(service.url, service.chains, service.accountAbstraction));
+  console.log(await describe(service.url, service.chains, service.accountAbstraction));
   if (service.metricsUrl) console.log(`  metrics on ${service.metricsUrl}`);
   logger.info({ startup: service.startup }, `started in ${Math.round(service.startup.totalMs)} ms`);
   // the start's lines (chains, addresses) are wanted now, not when the log's first batch fills

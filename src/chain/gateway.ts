@@ -25,6 +25,8 @@ export interface NetworkGateway {
   registryDeployBlock: bigint;
   /** True for a chain the service runs itself (anvil), false for Celo or another external node. */
   embedded: boolean;
+  /** The RPC of a chain the service runs itself, which discovery names (an external RPC's URL may hold a key: never). */
+  localRpcUrl?: string;
   /**
    * A follower of the registry's logs from its deploy block (not started). After a restart of the local chain that
    * lost blocks it had delivered, it starts over (its onRewind listeners drop what they built).
@@ -99,6 +101,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     contracts: setup.contracts,
     registryDeployBlock: setup.registryDeployBlock,
     embedded: setup.embedded,
+    ...(setup.embedded ? { localRpcUrl: setup.clientOptions.rpcUrl } : {}),
     followRegistry: (options) => {
       const chainDown = localChain ? { chainDown: () => localChain.downReason() !== undefined } : {};
       const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, {

@@ -7,6 +7,8 @@
 //   the registry's own proof provider;
 // - or, with the `credentials` option, a presented human-backed-agent credential (Authorization: SD-JWT), checked
 //   offline against the registry service's JWKS and status list (credential-proof.ts): no chain read.
+// Given a registry service's URL instead of the chain's (`service`), a verifier reads the registry's address (and the
+// RPC of a chain the service runs itself) from the service's discovery document once, at its first signed request.
 // Either way the signed message, the nonce or the presentation is used once, and the service's human-level policies
 // and per-human quota apply. Refusals are answers to send as they are: 401 without a proof, 400 for a malformed RFC
 // 9421 signature or presentation, 403 naming the reason, 409 for a replay, 403 {error, policy} or 429 with
@@ -37,12 +39,20 @@ import {
 import { type CredentialProofOptions, checkCredentialProof, credentialsOfDisclosed, presentedCredential } from './credential-proof.js';
 import { RegistryReader } from './registry-reader.js';
 import { memoryReplayGuard, type ReplayGuard } from './replay-guard.js';
+import { discoverRegistry } from './service-registry.js';
 
 export interface AgentVerifierOptions {
   /** The chain's JSON-RPC endpoint, for signed requests (with `registry`); a verifier of credentials only needs none. */
   rpcUrl?: string;
   /** The agent registry's address on that chain; with `credentials`, a credential must name it too. */
   registry?: Address;
+  /**
+   * Instead of `registry`: a registry service's base URL (http://127.0.0.1:3000). The registry's address, and the RPC
+   * of a chain the service runs itself, are read from its discovery document at the first signed request and kept (a
+   * failed read is tried again at the next request, which meanwhile answers 503). `rpcUrl` then overrides the RPC;
+   * without either, the network's public Celo RPC is used.
+   */
+  service?: string;
   /** Which Celo network (default mainnet): the chain a signer or a credential's agent must be on. */
   network?: 'mainnet' | 'testnet';
   /** How long an agent's on-chain state is reused (default 60 s; 0: read the chain for every request). */
@@ -142,17 +152,39 @@ interface Signed {
 export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifier {
   const network = options.network ?? 'mainnet';
   const { chainId } = NETWORKS[network];
-  if (options.rpcUrl !== undefined && options.registry === undefined) throw new TypeError('createAgentVerifier: rpcUrl needs registry too');
-  if (options.rpcUrl === undefined && options.credentials === undefined) {
-    throw new TypeError('createAgentVerifier needs rpcUrl and registry (signed requests), credentials (presented credentials), or both');
+  const { service } = options;
+  const cacheTtlMs = options.cacheTtlMs ?? 60_000;
+  if (service !== undefined && options.registry !== undefined)
+    throw new TypeError('createAgentVerifier: give registry (with rpcUrl) or service, not both');
+  if (service === undefined && options.rpcUrl !== undefined && options.registry === undefined) {
+    throw new TypeError('createAgentVerifier: rpcUrl needs registry too (or a service whose discovery names it)');
+  }
+  if (service === undefined && options.rpcUrl === undefined && options.credentials === undefined) {
+    throw new TypeError('createAgentVerifier needs rpcUrl and registry or a service (signed requests), credentials (presented credentials), or both');
   }
   if (options.credentials && options.credentials.issuer === undefined && options.credentials.jwksUrl === undefined) {
     throw new TypeError('createAgentVerifier: credentials needs the registry service that issues them (issuer or jwksUrl)');
   }
-  const chain =
-    options.rpcUrl === undefined || options.registry === undefined
-      ? undefined
-      : new RegistryReader({ rpcUrl: options.rpcUrl, registry: options.registry, cacheTtlMs: options.cacheTtlMs ?? 60_000 });
+  let reader: Promise<RegistryReader> | undefined =
+    service === undefined && options.rpcUrl !== undefined && options.registry !== undefined
+      ? Promise.resolve(new RegistryReader({ rpcUrl: options.rpcUrl, registry: options.registry, cacheTtlMs }))
+      : undefined;
+  /** Whether signed requests are checked (against a chain given, or one a service's discovery names). */
+  const readsChain = reader !== undefined || service !== undefined;
+  /** The registry reader; with a service, built from its discovery document on first use (a failed read is not kept). */
+  const chainReader = (): Promise<RegistryReader> => {
+    if (reader === undefined && service !== undefined) {
+      const loading = discoverRegistry(service, network, options.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl }).then(
+        (found) => new RegistryReader({ rpcUrl: found.rpcUrl, registry: found.registry, cacheTtlMs }),
+        (error: unknown) => {
+          if (reader === loading) reader = undefined;
+          throw new Unavailable(`The agent check could not learn the registry from ${service}: ${firstLine(error)}`);
+        },
+      );
+      reader = loading;
+    }
+    return reader as Promise<RegistryReader>;
+  };
   const replay = options.replay ?? memoryReplayGuard();
   // a policy is checked here, at start: a mistake in it is the service's, not a request's
   const policy = options.policy === undefined ? undefined : isCompiled(options.policy) ? options.policy : compilePolicy(options.policy);
@@ -355,14 +387,14 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
 
   const missing = (): AgentVerification =>
     options.credentials
-      ? answer(401, chain ? `${MISSING_SIGNATURE}, or ${MISSING_CREDENTIAL}` : `Missing agent credential: ${MISSING_CREDENTIAL}`, {
+      ? answer(401, readsChain ? `${MISSING_SIGNATURE}, or ${MISSING_CREDENTIAL}` : `Missing agent credential: ${MISSING_CREDENTIAL}`, {
           'WWW-Authenticate': `${CREDENTIAL_AUTH_SCHEME} audience=${JSON.stringify(options.credentials.audience)}`,
         })
       : answer(401, MISSING_SIGNATURE);
 
   const verify = async (request: Request): Promise<AgentVerification> => {
     const headers: HeaderBag = Object.fromEntries(request.headers);
-    const signed = chain !== undefined && (hasRfc9421Signature(headers) || hasSignatureHeaders(headers));
+    const signed = readsChain && (hasRfc9421Signature(headers) || hasSignatureHeaders(headers));
     const presentation = options.credentials && !signed ? presentedCredential(request.headers) : undefined;
     if (!signed && presentation === undefined) {
       if (options.credentials && /^SD-JWT\s/i.test(request.headers.get('authorization') ?? '')) {
@@ -382,7 +414,7 @@ export function createAgentVerifier(options: AgentVerifierOptions): AgentVerifie
       return answer(400, `The request body could not be read: ${firstLine(error)}`);
     }
     const now = Date.now();
-    if (chain !== undefined && signed) return signedAgent(chain, request, headers, body, now);
+    if (signed) return signedAgent(await chainReader(), request, headers, body, now);
     return credentialAgent(options.credentials as CredentialProofOptions, presentation as string, request, body, now);
   };
 

@@ -78,8 +78,19 @@ export { requireAgent } from './express.js';
 export { HttpCache } from './http-cache.js';
 export type { RedisEvalClient, RedisQuotaStoreOptions } from './redis-quota-store.js';
 export { redisQuotaStore } from './redis-quota-store.js';
-export type { ExportedKey, OpenedRegistration, RegistrationRequest, SessionState } from './registration.js';
-export { RegistryClient, RegistryError, signerFromExport } from './registration.js';
+export type {
+  AgentProof,
+  DeregistrationRequest,
+  DiscoveredChain,
+  ExportedKey,
+  OpenedDeregistration,
+  OpenedRegistration,
+  RegistrationRequest,
+  ServiceDiscovery,
+  SessionState,
+  WaitOptions,
+} from './registration.js';
+export { DISCOVERY_PATH, RegistryClient, RegistryError, ServiceUnreachable, SessionWaitTimeout, signerFromExport } from './registration.js';
 export type { ReplayGuard } from './replay-guard.js';
 export { memoryReplayGuard } from './replay-guard.js';
 export type { RequestSigner, RequestSignerIdentity, Rfc9421SignOptions, SigningScheme, SignRequestOptions } from './signing.js';

@@ -2,8 +2,8 @@ import { badRequest } from './errors.js';
 
 /** The two networks of the interface; every endpoint that takes a chainId accepts only these. */
 export const NETWORKS = {
-  mainnet: { name: 'mainnet', chainId: 42220, label: 'Celo' },
-  testnet: { name: 'testnet', chainId: 11142220, label: 'Celo Sepolia' },
+  mainnet: { name: 'mainnet', chainId: 42220, label: 'Celo', publicRpcUrl: 'https://forno.celo.org' },
+  testnet: { name: 'testnet', chainId: 11142220, label: 'Celo Sepolia', publicRpcUrl: 'https://forno.celo-sepolia.celo-testnet.org' },
 } as const;
 
 /** The networks by name: resolved once where a request names one (by name or chain id), then passed as is. */

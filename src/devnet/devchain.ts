@@ -2,10 +2,10 @@
 // directly (not through npx) so that stopping it really stops it. A chain with a state folder starts from the state
 // file found there; anvil never writes it: the chain's supervisor does, atomically (supervisor.ts, chain-state.ts).
 import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { dumpState } from './chain-state.js';
 import { isRunning, runs, stopProcess } from './processes.js';
@@ -46,21 +46,54 @@ export interface DevChainOptions {
   /** Default 0: a free port. A restart passes the port of the chain it replaces. */
   port?: number;
   startTimeoutMs?: number;
+  /** Where the anvil binary is found (default: this platform's package, else the PATH). */
+  anvil?: AnvilLookup;
+}
+
+/** Where the anvil binary is looked for. */
+export interface AnvilLookup {
+  /**
+   * The platform whose @foundry-rs/anvil-<platform> package is used, as `<os>-<arch>` (linux-amd64, darwin-arm64...);
+   * default this machine's. ANVIL_PLATFORM sets it (a machine whose package is not installed falls back to the PATH).
+   */
+  platform?: string;
+  /** The folders searched for `anvil` when there is no package (default $PATH). */
+  searchPath?: string;
+}
+
+/** This machine's platform as the @foundry-rs/anvil-* packages name theirs. */
+export const ANVIL_PLATFORM = `${process.platform}-${({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch}`;
+
+/** An executable `name` in one of `searchPath`'s folders. */
+function onPath(name: string, searchPath: string): string | undefined {
+  for (const folder of searchPath.split(delimiter)) {
+    if (!folder) continue;
+    const candidate = join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 /**
- * The anvil binary of this platform. It comes from the platform package of @foundry-rs/anvil, declared as an
- * optional dependency (the registry mirror here carries only the linux-amd64 build).
+ * The anvil binary: from the platform package of @foundry-rs/anvil (an optional dependency: only linux-amd64 is in the
+ * lockfile), else `anvil` on the PATH (Foundry's own installer, foundryup, puts it there), else an error naming both.
  */
-export function anvilBinaryPath(): string {
-  const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch;
-  const target = `${process.platform}-${arch}`;
-  const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
+export function anvilBinaryPath(lookup: AnvilLookup = {}): string {
+  const target = lookup.platform ?? ANVIL_PLATFORM;
+  const exe = target.startsWith('win32') ? 'anvil.exe' : 'anvil';
   try {
     return require.resolve(`@foundry-rs/anvil-${target}/bin/${exe}`);
   } catch {
+    const found = onPath(exe, lookup.searchPath ?? process.env['PATH'] ?? '');
+    if (found) return found;
     throw new Error(
-      `No anvil binary for ${target}: install @foundry-rs/anvil-${target}@1.7.1, ` +
+      `No anvil binary for ${target}: install @foundry-rs/anvil-${target}@1.7.1 (npm install --no-save @foundry-rs/anvil-${target}@1.7.1), ` +
+        'or install Foundry with its installer, foundryup, so that anvil is on the PATH; ' +
         'or set MAINNET_RPC_URL and TESTNET_RPC_URL to run without local chains',
     );
   }
@@ -124,7 +157,7 @@ function waitForExit(child: ChildProcess): Promise<ChainExit> {
 }
 
 export async function startDevChain(options: DevChainOptions): Promise<DevChain> {
-  const binary = anvilBinaryPath();
+  const binary = anvilBinaryPath(options.anvil);
   const args = ['--chain-id', String(options.chainId), '--host', '127.0.0.1', '--port', String(options.port ?? 0)];
   let pidFile: string | undefined;
   let cacheDir: string;

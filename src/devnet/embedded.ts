@@ -95,6 +95,8 @@ export interface EmbeddedOptions {
   maxAgentsPerHuman?: number;
   /** What the chain's supervisor reports (exits, restarts) and whom it tells when it cannot restart the chain. */
   supervision?: Pick<SupervisorOptions, 'onEvent' | 'onFatal' | 'restartDelaysMs'>;
+  /** Where the anvil binary is found (default: this platform's package, else the PATH). */
+  anvil?: SupervisorOptions['anvil'];
 }
 
 async function applyMaxAgentsPerHuman(client: ChainClient, wallet: ChainWallet, registry: Address, max: bigint): Promise<void> {
@@ -113,7 +115,13 @@ export async function startEmbeddedNetwork(
   const chainId = chainIdOf(network);
   const stateDir = join(dataDir, 'chains', network);
   const spawnedAt = performance.now();
-  const chain = await ChainSupervisor.start({ network, chainId, stateDir, ...options.supervision });
+  const chain = await ChainSupervisor.start({
+    network,
+    chainId,
+    stateDir,
+    ...options.supervision,
+    ...(options.anvil ? { anvil: options.anvil } : {}),
+  });
   const answeredAt = performance.now();
   try {
     const probe = createChainClient(network, { rpcUrl: chain.rpcUrl, ...LOCAL_CLIENT });

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { ChainRunState } from '../chain/reachability.js';
 import { chainUnreachable } from '../core/errors.js';
 import { blockNumberOf, DURABLE_BLOCK_FILE, dumpState, writeAtomically } from './chain-state.js';
-import { type DevChain, startDevChain } from './devchain.js';
+import { type AnvilLookup, type DevChain, startDevChain } from './devchain.js';
 
 export type SupervisorEvent =
   | { kind: 'exited'; pid: number; code: number | null; signal: string | null }
@@ -28,6 +28,8 @@ export interface SupervisorOptions {
   /** The network's name, for the errors callers see. */
   network: string;
   chainId: number;
+  /** Where the anvil binary is found (default: this platform's package, else the PATH). */
+  anvil?: AnvilLookup;
   /** Holds state.json, durable-block, anvil.pid and rpc-url. */
   stateDir: string;
   /** Wait before each restart attempt; as many attempts as entries. Default 0, 250, 500, 1000, 2000 ms. */
@@ -70,7 +72,7 @@ export class ChainSupervisor implements DevChain, ChainRunState {
 
   /** Starts anvil from the state file (if there is one) and supervises it. */
   static async start(options: SupervisorOptions): Promise<ChainSupervisor> {
-    const chain = await startDevChain({ chainId: options.chainId, stateDir: options.stateDir });
+    const chain = await startDevChain({ chainId: options.chainId, stateDir: options.stateDir, ...(options.anvil ? { anvil: options.anvil } : {}) });
     const supervisor = new ChainSupervisor(chain, options);
     try {
       // Tools such as the identity-app CLI find the running chain here, while it runs.
@@ -200,7 +202,8 @@ export class ChainSupervisor implements DevChain, ChainRunState {
       if (this.#stopping) return;
       this.#down = `the local chain is being restarted from its saved state (attempt ${attempt} of ${delays.length})`;
       try {
-        const chain = await startDevChain({ chainId: this.#options.chainId, stateDir: this.#options.stateDir, port });
+        const { chainId, stateDir, anvil } = this.#options;
+        const chain = await startDevChain({ chainId, stateDir, port, ...(anvil ? { anvil } : {}) });
         if (this.#stopping) {
           await chain.stop();
           return;

@@ -4,7 +4,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ChainGateway } from '../chain/gateway.js';
-import { A2A_PATH } from '../core/endpoints.js';
+import { A2A_PATH, DISCOVERY_PATH } from '../core/endpoints.js';
 import { Metrics } from '../metrics.js';
 import type { AgentQueryService } from '../services/agent-queries.js';
 import type { Services } from '../services/index.js';
@@ -36,7 +36,7 @@ import { registrationRoutes } from './routes/registration.js';
 import { scanPageRoutes } from './routes/scan-page.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { segmentRoutes } from './segment-routers.js';
-import { DISCOVERY_PATH, type ServiceEndpoints, serviceEndpoints } from './service-catalogue.js';
+import { type ServiceEndpoints, serviceEndpoints } from './service-catalogue.js';
 import { SIGNING_SCHEMES } from './signing-schemes.js';
 
 /** A limit's allowance per minute. */

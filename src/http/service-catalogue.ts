@@ -8,8 +8,6 @@ export const DOCS_PATH = '/docs';
 export const LLMS_TXT_PATH = '/llms.txt';
 export const LLMS_FULL_TXT_PATH = '/llms-full.txt';
 export const HEALTH_PATH = '/api/health';
-/** The discovery document (interface: GET /.well-known/self-agent-id.json). */
-export const DISCOVERY_PATH = '/.well-known/self-agent-id.json';
 /** GET here: the index of every operation, by group (the discovery document's apiBase). */
 export const API_INDEX_PATH = '/api/agent';
 

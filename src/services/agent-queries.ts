@@ -176,6 +176,15 @@ export interface DiscoveryDocument {
   signedRegistrationFile: string;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
+  /** Per network, the chain and the registry on it: what a verifier given only this service's URL reads. */
+  chains: Record<NetworkName, ChainDiscovery>;
+}
+
+export interface ChainDiscovery {
+  chainId: number;
+  registry: Address;
+  /** The RPC of a chain the service runs itself; none for an external RPC. */
+  rpcUrl?: string;
 }
 
 const PASSKEY_ACCOUNT =
@@ -665,6 +674,14 @@ export class AgentQueryService {
       },
       proofOfHumanExtension: proofOfHumanExtensionUri(this.#options.publicUrl),
       signedRegistrationFile: `${this.#options.publicUrl}${SIGNED_REGISTRATION_FILE_PATH}`,
+      chains: Object.fromEntries(
+        this.#options.chains
+          .all()
+          .map((gateway) => [
+            gateway.network,
+            { chainId: gateway.chainId, registry: gateway.contracts.registry, ...(gateway.localRpcUrl ? { rpcUrl: gateway.localRpcUrl } : {}) },
+          ]),
+      ) as Record<NetworkName, ChainDiscovery>,
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
     };
   }

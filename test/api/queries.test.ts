@@ -283,6 +283,7 @@ describe('public queries', () => {
         'signedRegistrationFile',
         'endpoints',
         'signingSchemes',
+        'chains',
       ].sort(),
     );
     expect(res.body).toEqual({
@@ -304,6 +305,11 @@ describe('public queries', () => {
       signedRegistrationFile: `${PUBLIC_URL}/.well-known/agent-registration.json.jws`,
       endpoints: expect.objectContaining({ openapi: `${PUBLIC_URL}/openapi.json`, llmsTxt: `${PUBLIC_URL}/llms.txt` }),
       signingSchemes: expect.any(Array),
+      // the service runs these chains itself (embedded), so it names their RPC too
+      chains: {
+        mainnet: { chainId: 42220, registry: networks.mainnet.deployment.contracts.registry, rpcUrl: networks.mainnet.rpcUrl },
+        testnet: { chainId: 11142220, registry: networks.testnet.deployment.contracts.registry, rpcUrl: networks.testnet.rpcUrl },
+      },
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

@@ -179,6 +179,22 @@ describe('npm start as a process', () => {
     expect(banner).toMatch(/testnet chain 11142220 \(local anvil\)/);
     const registries = [...banner.matchAll(/registry\s+(0x[0-9a-fA-F]{40})/g)].map((m) => m[1]);
     expect(registries).toHaveLength(2);
+    // every contract of each network, its chain's RPC, and where a program finds them all
+    for (const row of [
+      'rpc',
+      'proofProvider',
+      'hub',
+      'demoVerifier',
+      'demoVerifierEd25519',
+      'multicall',
+      'ed25519Verifier',
+      'entryPoint',
+      'paymaster',
+    ]) {
+      expect([...banner.matchAll(new RegExp(`^ {4}${row} +(0x[0-9a-fA-F]{40}|http://127\\.0\\.0\\.1:\\d+)`, 'gm'))], row).toHaveLength(2);
+    }
+    expect(banner).toContain(`discovery: http://127.0.0.1:${port}/.well-known/self-agent-id.json`);
+    expect(banner).toContain(`requireAgent({ service: 'http://127.0.0.1:${port}', network: 'testnet' })`);
     const firstPids = anvilPids(dataDir);
     expect(firstPids.every(isAlive)).toBe(true);
 

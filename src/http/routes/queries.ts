@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
-import { PROOF_OF_HUMAN_EXTENSION_PATH, REGISTRATION_FILE_PATH, SIGNED_REGISTRATION_FILE_PATH } from '../../core/endpoints.js';
+import { DISCOVERY_PATH, PROOF_OF_HUMAN_EXTENSION_PATH, REGISTRATION_FILE_PATH, SIGNED_REGISTRATION_FILE_PATH } from '../../core/endpoints.js';
 import type { AgentAnswerShape, AgentAnswers, AgentQueryService } from '../../services/agent-queries.js';
 import { conditionalGetHeaders, etagHeader, jsonRepresentation, sendPrepared } from '../conditional.js';
 import type { ResponseDoc } from '../openapi/route-doc.js';
@@ -24,7 +24,7 @@ import {
   verifySchema,
   verifyStatusSchema,
 } from '../schemas/queries.js';
-import { DISCOVERY_PATH, type ServiceEndpoints } from '../service-catalogue.js';
+import type { ServiceEndpoints } from '../service-catalogue.js';
 import { SIGNING_SCHEMES } from '../signing-schemes.js';
 import { documented, parseWith } from '../validation.js';
 

@@ -2,7 +2,7 @@
 // 400 naming it) and the answers, as the OpenAPI document describes them.
 import { z } from 'zod';
 import { PROOF_OF_HUMAN_EXTENSION_PATH } from '../../core/endpoints.js';
-import { NETWORK_NAMES, NETWORKS, resolveNetwork } from '../../core/networks.js';
+import { NETWORK_NAMES, NETWORKS, type NetworkName, resolveNetwork } from '../../core/networks.js';
 import { PROOF_TYPES } from '../../core/proof-type.js';
 import { REGISTRATION_MODES } from '../../core/registration-modes.js';
 import { DISCOVERY_CAPABILITIES, ERC8004_REGISTRATION_TYPE } from '../../services/agent-queries.js';
@@ -307,6 +307,19 @@ const signingSchemeSchema = z
   })
   .meta({ id: 'SigningScheme' });
 
+const chainDiscoverySchema = z
+  .object({
+    chainId: z.number().int(),
+    registry: z.string().describe("The agent registry's address on this chain"),
+    rpcUrl: z
+      .string()
+      .optional()
+      .describe(
+        "The JSON-RPC of a chain the service runs itself (local anvil); absent for an external RPC, whose URL is not handed out: use the network's public RPC",
+      ),
+  })
+  .meta({ id: 'ChainDiscovery' });
+
 export const discoverySchema = z
   .object({
     name: z.string().describe('Service name'),
@@ -356,6 +369,9 @@ export const discoverySchema = z
       )
       .optional()
       .describe('Per network where the proxy has a bundler: its ERC-4337 stack (EntryPoint, account factories, paymaster) and the proxy'),
+    chains: z
+      .object(Object.fromEntries(NETWORK_NAMES.map((name) => [name, chainDiscoverySchema])) as Record<NetworkName, typeof chainDiscoverySchema>)
+      .describe("Per network, the chain and the registry: what a verifier given only this service's URL reads (the SDK's requireAgent({ service }))"),
   })
   .meta({ id: 'DiscoveryDocument' });
 
