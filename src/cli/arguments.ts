@@ -3,6 +3,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { NETWORKS, type NetworkName } from '../core/networks.js';
 import { usageError } from './exit-codes.js';
+import { Output } from './output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 /** Where --url defaults from, so that a shell can set it once. */
@@ -34,6 +35,17 @@ export function parseCommand<const T extends Options>(args: readonly string[], o
     throw usageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.max])}`);
   }
   return parsed;
+}
+
+/** A command's arguments and its output (JSON with --json), or undefined once --help has printed `usage`. */
+export function startCommand<const T extends Options>(args: readonly string[], options: T, usage: string, positionals: { max: number }) {
+  const parsed = parseCommand(args, options, positionals);
+  const values = parsed.values as { help?: boolean; json?: boolean };
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    return undefined;
+  }
+  return { ...parsed, out: new Output(values.json === true) };
 }
 
 /** The service's base URL: --url, else $AGENT_REGISTRY_URL, else the local default; an http(s) URL. */

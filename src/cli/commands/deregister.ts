@@ -2,11 +2,10 @@
 // burned; the agent of a key file, or one named by its address.
 import { RegistryClient } from '../../client/registration.js';
 import { chainIdOf } from '../../core/networks.js';
-import { addressArgument, COMMON_HELP, networkArgument, parseCommand, secondsArgument, serviceUrl } from '../arguments.js';
+import { addressArgument, COMMON_HELP, networkArgument, secondsArgument, serviceUrl, startCommand } from '../arguments.js';
 import { type Command, shellQuote } from '../command.js';
 import { EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.js';
 import { DEFAULT_KEY_FILE, readKeyFile } from '../key-file.js';
-import { Output } from '../output.js';
 import { showOpenedSession } from '../session-opened.js';
 import { followSession } from '../session-wait.js';
 
@@ -41,12 +40,9 @@ export const deregister: Command = {
   name: 'deregister',
   usage: USAGE,
   async run(args) {
-    const { values } = parseCommand(args, OPTIONS, { max: 0 });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
-    const out = new Output(values.json === true);
+    const started = startCommand(args, OPTIONS, USAGE, { max: 0 });
+    if (!started) return EXIT.ok;
+    const { values, out } = started;
     const timeoutMs = secondsArgument(values.timeout, '--timeout', DEFAULT_TIMEOUT_S);
     const resume = (base: string) => (token: string) => `agent-identity-registry deregister --url ${shellQuote(base)} --token ${shellQuote(token)}`;
     if (values.token !== undefined) {

@@ -2,11 +2,10 @@
 // writes the key the service generated into a 0600 file, as register does at its end.
 import { RegistryClient } from '../../client/registration.js';
 import { chainIdOf } from '../../core/networks.js';
-import { COMMON_HELP, parseCommand, secondsArgument, serviceUrl } from '../arguments.js';
+import { COMMON_HELP, secondsArgument, serviceUrl, startCommand } from '../arguments.js';
 import { type Command, shellQuote } from '../command.js';
 import { EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.js';
 import { checkKeyFileFree, DEFAULT_KEY_FILE, keyFileOf, writeKeyFile } from '../key-file.js';
-import { Output } from '../output.js';
 import { followSession } from '../session-wait.js';
 
 const DEFAULT_TIMEOUT_S = 30 * 60;
@@ -37,12 +36,9 @@ export const exportKey: Command = {
   name: 'export',
   usage: USAGE,
   async run(args) {
-    const { values } = parseCommand(args, OPTIONS, { max: 0 });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
-    const out = new Output(values.json === true);
+    const started = startCommand(args, OPTIONS, USAGE, { max: 0 });
+    if (!started) return EXIT.ok;
+    const { values, out } = started;
     const base = serviceUrl(values.url);
     if (!values.token) throw usageError('export needs --token TOKEN (the registration session token)');
     const keyFile = values['key-file'] ?? DEFAULT_KEY_FILE;

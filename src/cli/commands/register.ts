@@ -3,11 +3,10 @@
 import { type RegistrationRequest, RegistryClient } from '../../client/registration.js';
 import { chainIdOf } from '../../core/networks.js';
 import { MODE_RULES, REGISTRATION_MODES, type RegistrationMode } from '../../core/registration-modes.js';
-import { addressArgument, COMMON_HELP, networkArgument, parseCommand, secondsArgument, serviceUrl } from '../arguments.js';
+import { addressArgument, COMMON_HELP, networkArgument, type parseCommand, secondsArgument, serviceUrl, startCommand } from '../arguments.js';
 import { type Command, shellQuote } from '../command.js';
 import { EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.js';
 import { checkKeyFileFree, DEFAULT_KEY_FILE, keyFileOf, writeKeyFile } from '../key-file.js';
-import { Output } from '../output.js';
 import { showOpenedSession } from '../session-opened.js';
 import { followSession } from '../session-wait.js';
 
@@ -102,12 +101,9 @@ export const register: Command = {
   name: 'register',
   usage: USAGE,
   async run(args) {
-    const { values } = parseCommand(args, OPTIONS, { max: 0 });
-    const out = new Output(values.json === true);
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
+    const started = startCommand(args, OPTIONS, USAGE, { max: 0 });
+    if (!started) return EXIT.ok;
+    const { values, out } = started;
     const base = serviceUrl(values.url);
     const request = requestOf(values);
     const keyFile = values['key-file'] ?? DEFAULT_KEY_FILE;

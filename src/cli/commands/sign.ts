@@ -5,11 +5,10 @@ import { readFileSync } from 'node:fs';
 import { signerFromExport } from '../../client/registration.js';
 import { type SigningScheme, signRequest } from '../../client/signing.js';
 import { keyDirectoryUrl } from '../../core/key-directory.js';
-import { COMMON_HELP, parseCommand } from '../arguments.js';
+import { COMMON_HELP, startCommand } from '../arguments.js';
 import { type Command, shellQuote } from '../command.js';
 import { EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.js';
 import { DEFAULT_KEY_FILE, readKeyFile } from '../key-file.js';
-import { Output } from '../output.js';
 
 const SCHEMES: readonly SigningScheme[] = ['x-svc-agent', 'rfc9421'];
 
@@ -59,12 +58,9 @@ export const sign: Command = {
   name: 'sign',
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseCommand(args, OPTIONS, { max: 1 });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
-    const out = new Output(values.json === true);
+    const started = startCommand(args, OPTIONS, USAGE, { max: 1 });
+    if (!started) return EXIT.ok;
+    const { values, positionals, out } = started;
     const [url] = positionals;
     if (url === undefined) throw usageError('sign needs the <url> of the request, e.g. sign https://shop.example/orders --body \'{"item":"tea"}\'');
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))

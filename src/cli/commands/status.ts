@@ -1,10 +1,9 @@
 // status: where a registration session is (its token), or whether the agent of a key file is still human-backed.
 import { RegistryClient } from '../../client/registration.js';
-import { COMMON_HELP, parseCommand, serviceUrl } from '../arguments.js';
+import { COMMON_HELP, serviceUrl, startCommand } from '../arguments.js';
 import type { Command } from '../command.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { DEFAULT_KEY_FILE, readKeyFile } from '../key-file.js';
-import { Output } from '../output.js';
 import { reportProof } from './verify.js';
 
 const USAGE = `Usage: agent-identity-registry status [--token TOKEN | --key-file PATH]
@@ -33,12 +32,9 @@ export const status: Command = {
   name: 'status',
   usage: USAGE,
   async run(args) {
-    const { values } = parseCommand(args, OPTIONS, { max: 0 });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
-    const out = new Output(values.json === true);
+    const started = startCommand(args, OPTIONS, USAGE, { max: 0 });
+    if (!started) return EXIT.ok;
+    const { values, out } = started;
     if (values.token === undefined) {
       const key = readKeyFile(values['key-file'] ?? DEFAULT_KEY_FILE);
       const base = values.url === undefined ? key.service : serviceUrl(values.url);

@@ -1,10 +1,10 @@
 // verify: whether an agent is backed by a human, as the registry on chain says (through the service's verify query).
 import { type AgentProof, RegistryClient } from '../../client/registration.js';
 import { chainIdOf, type NetworkName } from '../../core/networks.js';
-import { COMMON_HELP, networkArgument, parseCommand, serviceUrl } from '../arguments.js';
+import { COMMON_HELP, networkArgument, serviceUrl, startCommand } from '../arguments.js';
 import type { Command } from '../command.js';
 import { EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.js';
-import { Output } from '../output.js';
+import type { Output } from '../output.js';
 
 const USAGE = `Usage: agent-identity-registry verify <chainId> <agentId>
 
@@ -43,12 +43,9 @@ export const verify: Command = {
   name: 'verify',
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseCommand(args, {}, { max: 2 });
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
-      return EXIT.ok;
-    }
-    const out = new Output(values.json === true);
+    const started = startCommand(args, {}, USAGE, { max: 2 });
+    if (!started) return EXIT.ok;
+    const { values, positionals, out } = started;
     const base = serviceUrl(values.url);
     const [chain, id] = positionals;
     if (chain === undefined || id === undefined) throw usageError('verify needs <chainId> <agentId>, e.g. verify 11142220 5');
