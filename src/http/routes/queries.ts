@@ -15,6 +15,7 @@ import {
   agentsByHumanSchema,
   agentsByNullifierSchema,
   discoverySchema,
+  freshnessSchema,
   humanParamsSchema,
   nullifierParamsSchema,
   proofOfHumanExtensionDocumentSchema,
@@ -161,6 +162,18 @@ export function queryRoutes(queries: AgentQueryService): Route[] {
       answer: { description: 'The verification' },
       shape: 'verify',
     }),
+    {
+      ...list,
+      path: '/api/agent/freshness/{chainId}/{agentId}',
+      summary: "Freshness of the agent's proof of human: fresh now, when it expires, how long is left",
+      description: 'What the A2A freshness intent answers. Refresh a proof with POST /api/agent/refresh.',
+      params: agentParamsSchema,
+      responses: { 200: { description: 'The freshness', schema: freshnessSchema }, 400: badParams, 404: notFound, 500: chainFailure },
+      handler: async (req, res) => {
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(freshnessSchema, await queries.freshness(network, BigInt(agentId))));
+      },
+    },
     agentRead(queries, {
       path: '/api/cards/{chainId}/{agentId}',
       summary: "The agent's A2A agent card, with its proof of human",

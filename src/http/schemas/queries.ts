@@ -105,6 +105,17 @@ export const verifySchema = z
       'Without a proof (or for an agent that does not exist): isVerified false, the zero address, isSelfProvider false, strength 0, None, "0", 0.',
   });
 
+export const freshnessSchema = z
+  .object({
+    agentId: z.number().int(),
+    chainId: z.number().int(),
+    hasProof: z.boolean().describe('A proof of human is on record (expired or not)'),
+    isProofFresh: z.boolean().describe("The registry's isProofFresh, and the proof has not expired since it was read"),
+    proofExpiresAt: z.number().int().describe('Unix seconds; 0 without a proof'),
+    secondsRemaining: z.number().int().min(0).describe('Seconds until the proof expires; 0 once expired or without a proof'),
+  })
+  .meta({ id: 'ProofFreshness' });
+
 export const reputationSchema = z
   .object({
     score: strength,
