@@ -26,6 +26,7 @@ import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { keyDirectoryRoutes } from './routes/key-directory.js';
+import { type McpMount, mcpRoutes } from './routes/mcp.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { queryRoutes } from './routes/queries.js';
 import { registrationRoutes } from './routes/registration.js';
@@ -34,6 +35,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { segmentRoutes } from './segment-routers.js';
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
+export type { McpHttpHandler, McpMount, ServedApi } from './routes/mcp.js';
 
 export interface AppDeps {
   chains: ChainGateway;
@@ -46,6 +48,8 @@ export interface AppDeps {
   publicUrl?: string;
   /** The A2A agent's handlers (card, JSON-RPC); absent: those paths answer 404 like any unknown path. */
   a2a?: A2aHttpHandlers;
+  /** The MCP server, mounted with the OpenAPI document served here; absent: its path answers 404 like any unknown path. */
+  mcp?: McpMount;
   /** GET /metrics here: open (default), behind a bearer token, or `false` when a listener of its own serves it. */
   metricsEndpoint?: MetricsAccess | false;
 }
@@ -69,6 +73,8 @@ const API_TAGS = [
 export function routeTable(deps: AppDeps, metrics: Metrics): Route[] {
   const routes: Route[] = [
     ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.limits.agentMessages, deps.services.streams) : []),
+    // the MCP server reads the document when a client asks for it, by then built
+    ...(deps.mcp ? mcpRoutes(deps.mcp({ openApi: () => documentOf() }), deps.services.streams) : []),
     ...healthRoutes(deps.chains, deps.version, deps.services.storeHealth, () => deps.services.paymasterDeposits.check()),
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),

@@ -1,6 +1,7 @@
 // The public query endpoints over real chains: answers about real registered agents (linked and wallet-free),
 // the exact no-proof bodies, agents per human and per nullifier, cards against the A2A schema, the discovery
 // documents, the redirect, and every error status.
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -281,6 +282,7 @@ describe('public queries', () => {
         'agentCredential',
         'proofOfHumanExtension',
         'signedRegistrationFile',
+        'mcp',
       ].sort(),
     );
     expect(res.body).toEqual({
@@ -300,6 +302,7 @@ describe('public queries', () => {
       },
       proofOfHumanExtension: `${PUBLIC_URL}/extensions/proof-of-human/v1`,
       signedRegistrationFile: `${PUBLIC_URL}/.well-known/agent-registration.json.jws`,
+      mcp: { endpoint: `${PUBLIC_URL}/mcp`, transport: 'streamable-http', protocolVersion: LATEST_PROTOCOL_VERSION },
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

@@ -317,6 +317,13 @@ export const discoverySchema = z
       )
       .optional()
       .describe('Per network where the proxy has a bundler: its ERC-4337 stack (EntryPoint, account factories, paymaster) and the proxy'),
+    mcp: z
+      .object({
+        endpoint: z.string().describe('The MCP server: POST messages, GET the event stream, DELETE ends the session'),
+        transport: z.literal('streamable-http'),
+        protocolVersion: z.string().describe('The MCP protocol revision the server speaks'),
+      })
+      .describe('The MCP server (tools over the same services, resources: this document, the OpenAPI document, an interface summary)'),
   })
   .meta({ id: 'DiscoveryDocument' });
 
