@@ -8,8 +8,9 @@
 // Node transport wraps): taking a session over needs a request that no socket carried. Each exchange runs as its
 // caller's (caller.ts), so a tool counts against the per-client limits of the address that sent it. A session is
 // kept in memory while used and closed here after an idle spell (its record stays: the next request takes it back).
-// A stream resumed here that another instance still sends on (a tool call running there) is ended after a moment,
-// so the client reconnects (after the retry interval the transport announces) and gets what was stored since.
+// A resumed stream that nobody here will add to (another instance sends on it, or its answer is in) is ended once
+// what was stored is replayed: the client reconnects after the retry interval the transport announces and reads on,
+// wherever its request runs, until it has the answer.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
@@ -87,8 +88,8 @@ interface HeldSession {
 const RECORD_TTL_MS = 24 * 60 * 60_000;
 const RENEW_AFTER_MS = 60 * 60_000;
 const DEFAULT_BODY_BYTES = 200 * 1024;
-/** A resumed stream another instance sends on is ended after this, for the client to reconnect and read on. */
-const FOREIGN_STREAM_MS = 2_000;
+/** A resumed stream nobody here adds to is ended after this: the replay is out, the client reconnects to read on. */
+const REPLAYED_STREAM_MS = 2_000;
 /** At shutdown, how long tools get to answer once told to stop following. */
 const CLOSE_GRACE_MS = 2_000;
 const CLOSED_TOPIC = 'mcp-session-ended';
@@ -297,9 +298,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       void store.update<SessionRecord>(recordKey(id), (record) => record, RECORD_TTL_MS).catch(() => undefined);
     }
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
-    const elsewhere = lastEventId !== null && (await session.events.stateOf(lastEventId))?.sentElsewhere === true;
+    const resumed = lastEventId === null ? undefined : await session.events.stateOf(lastEventId);
     const response = await session.transport.handleRequest(request);
-    return elsewhere ? endingAfter(response, FOREIGN_STREAM_MS) : response;
+    return resumed && (resumed.sentElsewhere || resumed.answered) ? endingAfter(response, REPLAYED_STREAM_MS) : response;
   };
 
   const exchange = async (request: Request, incoming: IncomingMessage, outgoing: ServerResponse): Promise<Response> => {

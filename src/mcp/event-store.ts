@@ -11,6 +11,9 @@ import type { KeyValueStore } from '../store/key-value-store.js';
 export const STREAM_TTL_MS = 30 * 60_000;
 /** Most events one stream keeps (the oldest go first); a tool call sends a handful. */
 const MAX_EVENTS = 200;
+/** How long a resumption waits for another instance to send more on the stream (a long poll), and how often it looks. */
+const LONG_POLL_MS = 20_000;
+const LOOK_EVERY_MS = 250;
 
 interface StoredStream {
   /** The instance whose transport sends on the stream. */
@@ -25,8 +28,10 @@ interface StoredStream {
 
 /** What a Last-Event-ID tells of its stream. */
 export interface StreamState {
-  /** Another instance sends on the stream and its answer is not in yet: only that instance can say more. */
+  /** Another instance sends on the stream: only it can add to it. */
   sentElsewhere: boolean;
+  /** The answer of the stream's request is in: nothing more will come. */
+  answered: boolean;
 }
 
 const isMessage = (event: JSONRPCMessage): boolean => 'jsonrpc' in event;
@@ -75,21 +80,36 @@ export class SessionEventStore implements EventStore {
     return (await this.store.get<StoredStream>(this.#key(parsed.streamId))) ? parsed.streamId : undefined;
   }
 
+  /**
+   * Replays what the stream holds after `lastEventId`. A stream another instance sends on, not answered yet, is waited
+   * on first (a long poll, the store read every quarter second) until it holds more; and a stream that will be ended
+   * once replayed (see the endpoint) gets at least the last message the client saw again: the SDK's client resumes
+   * from the last event id a stream carried, and would otherwise lose its place.
+   */
   async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
     const parsed = this.#parse(lastEventId);
     if (!parsed) throw new Error(`Not an event id of this session: ${lastEventId.slice(0, 100)}`);
-    const stream = await this.store.get<StoredStream>(this.#key(parsed.streamId));
-    for (const [index, event] of (stream?.events ?? []).entries()) {
-      const number = (stream?.first ?? 0) + index;
-      if (number > parsed.number && isMessage(event)) await send(`${parsed.streamId}:${number}`, event);
+    const key = this.#key(parsed.streamId);
+    let stream = await this.store.get<StoredStream>(key);
+    const pending = (s: StoredStream | undefined): s is StoredStream =>
+      s !== undefined && s.sender !== this.instanceId && !s.answered && s.first + s.events.length - 1 <= parsed.number;
+    for (const deadline = Date.now() + LONG_POLL_MS; pending(stream) && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, LOOK_EVERY_MS));
+      stream = await this.store.get<StoredStream>(key);
     }
+    if (!stream) return parsed.streamId;
+    const numbered = stream.events.map((event, index) => ({ number: stream.first + index, event })).filter(({ event }) => isMessage(event));
+    const after = numbered.filter(({ number }) => number > parsed.number);
+    const ends = stream.sender !== this.instanceId || stream.answered;
+    const seenLast = numbered.filter(({ number }) => number <= parsed.number).at(-1);
+    for (const { number, event } of after.length === 0 && ends && seenLast ? [seenLast] : after) await send(`${parsed.streamId}:${number}`, event);
     return parsed.streamId;
   }
 
-  /** Whether the stream of `lastEventId` is one another instance still sends on (undefined: not a stream kept here). */
+  /** Who sends on the stream of `lastEventId`, and whether it is answered (undefined: not a stream kept here). */
   async stateOf(lastEventId: EventId): Promise<StreamState | undefined> {
     const parsed = this.#parse(lastEventId);
     const stream = parsed && (await this.store.get<StoredStream>(this.#key(parsed.streamId)));
-    return stream ? { sentElsewhere: stream.sender !== this.instanceId && !stream.answered } : undefined;
+    return stream ? { sentElsewhere: stream.sender !== this.instanceId, answered: stream.answered } : undefined;
   }
 }

@@ -34,7 +34,10 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     t = testApp(chains);
     app = t.app;
     table = new Map();
-    const routes = routeTable({ chains, services: t.services, logger: createLogger('silent'), version: '0', a2a: t.a2a, mcp: t.mcp.mount }, new Metrics());
+    const routes = routeTable(
+      { chains, services: t.services, logger: createLogger('silent'), version: '0', a2a: t.a2a, mcp: t.mcp.mount },
+      new Metrics(),
+    );
     for (const route of routes) table.set(route.path, (table.get(route.path) ?? new Set()).add(route.method.toUpperCase()));
   });
 
