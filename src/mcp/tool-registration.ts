@@ -27,11 +27,16 @@ export function registerTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
 ): void {
   const { title, description } = TOOLS[name];
   const callback = async (args: ShapeOutput<I>, call: ToolCall): Promise<CallToolResult> => {
+    const started = performance.now();
+    let result: CallToolResult;
     try {
-      return await work(args, call);
+      result = await work(args, call);
     } catch (error) {
-      return toolError(name, error, logger);
+      result = toolError(name, error, logger);
     }
+    // each HTTP exchange has its request log line (route /mcp); this one names the tool
+    logger.debug({ tool: name, isError: result.isError === true, ms: Math.round(performance.now() - started) }, 'MCP tool call');
+    return result;
   };
   server.registerTool(
     name,

@@ -238,6 +238,11 @@ describe('MCP over Streamable HTTP', () => {
     });
   });
 
+  it('its exchanges are counted like any endpoint, under the route /mcp', async () => {
+    const text = (await request(service.app).get('/metrics')).text;
+    expect(text).toMatch(/^http_requests_total\{[^}]*route="\/mcp"[^}]*method="POST"[^}]*status="200"[^}]*\} [1-9]\d*$/m);
+  });
+
   describe('resources', () => {
     it('the discovery document, the OpenAPI document and the interface summary', async () => {
       const { resources } = await client.listResources();
