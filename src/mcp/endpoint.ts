@@ -230,35 +230,42 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       if (!(await makeRoom()))
         throw new ServiceError(503, `This instance holds ${maxSessions} MCP sessions, its most, all in use: try again shortly`);
       const session = await hold(id, false);
-      const protocolVersion = request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
-      const headers = { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' };
-      const initialize = {
-        jsonrpc: '2.0',
-        id: `takeover-${randomUUID()}`,
-        method: 'initialize',
-        params: {
-          protocolVersion,
-          capabilities: record.client?.capabilities ?? {},
-          clientInfo: record.client?.info ?? { name: 'unknown', version: '0' },
-        },
-      };
-      await (await session.transport.handleRequest(new Request(endpointUrl, { method: 'POST', headers, body: JSON.stringify(initialize) }))).text();
-      if (session.transport.sessionId !== id) {
+      try {
+        return await initialize(session, id, record, request);
+      } catch (error) {
         await session.transport.close();
-        return undefined;
+        throw error;
       }
-      const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
-      const sessionHeaders = { ...headers, 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': protocolVersion };
-      await (
-        await session.transport.handleRequest(
-          new Request(endpointUrl, { method: 'POST', headers: sessionHeaders, body: JSON.stringify(initialized) }),
-        )
-      ).text();
-      logger.info({ mcpSession: id }, 'MCP session taken over from the store');
-      return session;
     })().finally(() => takeovers.delete(id));
     takeovers.set(id, pending);
     return pending;
+  };
+
+  /**
+   * `session` (new here) initialized as its client once did it: its initialize request (the version the client now
+   * speaks, its record's client) and initialized notification, answers discarded; undefined if the transport refuses.
+   */
+  const initialize = async (session: HeldSession, id: string, record: SessionRecord, request: Request): Promise<HeldSession | undefined> => {
+    const protocolVersion = request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+    const headers = { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' };
+    const post = async (message: object, extra: Record<string, string> = {}): Promise<void> => {
+      const init = { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(message) };
+      await (await session.transport.handleRequest(new Request(endpointUrl, init))).text();
+    };
+    const clientInfo = record.client?.info ?? { name: 'unknown', version: '0' };
+    await post({
+      jsonrpc: '2.0',
+      id: `takeover-${randomUUID()}`,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: record.client?.capabilities ?? {}, clientInfo },
+    });
+    if (session.transport.sessionId !== id) {
+      await session.transport.close();
+      return undefined;
+    }
+    await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': protocolVersion });
+    logger.info({ mcpSession: id }, 'MCP session taken over from the store');
+    return session;
   };
 
   /** A new session: counted against the caller's MCP session limit (every request without a session id is a try). */
@@ -276,10 +283,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
     if (!(await makeRoom())) return rpcError(503, -32000, `This instance holds ${maxSessions} MCP sessions, its most, all in use: try again shortly`);
     const session = await hold(randomUUID(), true);
-    const response = await session.transport.handleRequest(request);
-    // not an initialize request: the transport said why; nothing to keep
-    if (session.transport.sessionId === undefined) await session.transport.close();
-    return response;
+    let response: Response | undefined;
+    try {
+      response = await session.transport.handleRequest(request);
+      return response;
+    } finally {
+      // not an initialize request (the transport said why), or a failure: nothing to keep
+      if (response === undefined || session.transport.sessionId === undefined) await session.transport.close();
+    }
   };
 
   /** One exchange of a session held here. */

@@ -23,7 +23,7 @@ import {
   refreshStatusSchema,
 } from '../http/schemas/sessions.js';
 import type { Services } from '../services/index.js';
-import type { WatchEnd } from '../sessions/session-watch.js';
+import type { Watch, WatchEnd } from '../sessions/session-watch.js';
 import type { AnySessionOpening, AnySessionStatus } from '../sessions/sessions.js';
 import { currentCaller } from './caller.js';
 import type { SessionToolName } from './tool-catalog.js';
@@ -106,20 +106,23 @@ interface Followed {
   end?: Exclude<WatchEnd, { outcome: 'stopped' }>;
 }
 
+/** A watch slot of the session watcher (503 when it follows its most sessions). */
+const reserveWatch = (options: SessionToolOptions): Watch => options.services.watcher.reserve(`mcp:${randomUUID()}`);
+
 /**
- * Follows the session of `status.sessionToken` until it ends, the wait limit passes, the caller cancels or the
- * instance stops, reporting each new stage; then the session as it stands.
+ * Follows the session of `status.sessionToken` with `watch` until it ends, the wait limit passes, the caller cancels
+ * or the instance stops, reporting each new stage; then the session as it stands.
  */
 async function follow(
   kind: SessionType,
   status: AnySessionStatus,
+  watch: Watch,
   call: ToolCall,
   progress: StageProgress,
   options: SessionToolOptions,
 ): Promise<Followed> {
   const { services, waitMs, stopping } = options;
   let latest = status;
-  const watch = services.watcher.reserve(`mcp:${randomUUID()}`);
   const stop = (): void => watch.cancel();
   const limit = setTimeout(stop, waitMs);
   call.signal.addEventListener('abort', stop);
@@ -187,16 +190,24 @@ function sessionTool<K extends SessionType>(server: McpServer, name: SessionTool
     name,
     { input: schemas.request.shape, output: { session: schemas.session, status: schemas.status }, annotations: OPENS_SESSION },
     async (request, call): Promise<CallToolResult> => {
-      const opened = await options.services.sessions.open({ kind, request } as AnySessionOpening, currentCaller().client);
-      const session = structured(schemas.session, opened) as z.output<typeof registrationSessionSchema | typeof refreshSessionSchema>;
       const progress = new StageProgress(call);
+      // the watch slot first, as the A2A tasks take theirs: at the cap no session is opened (503)
+      const watch = progress.wanted ? reserveWatch(options) : undefined;
+      let opened: Awaited<ReturnType<SessionToolOptions['services']['sessions']['open']>>;
+      try {
+        opened = await options.services.sessions.open({ kind, request } as AnySessionOpening, currentCaller().client);
+      } catch (error) {
+        watch?.cancel();
+        throw error;
+      }
+      const session = structured(schemas.session, opened) as z.output<typeof registrationSessionSchema | typeof refreshSessionSchema>;
       let followed: Followed = { status: opened as AnySessionStatus };
-      if (progress.wanted) {
+      if (watch) {
         await progress.report(
           session.stage,
           `${NAMES[kind]} session opened: ${session.humanInstructions.join(' ')}\n${linksOf(session)}\nSession token: ${session.sessionToken}`,
         );
-        followed = await follow(kind, followed.status, call, progress, options);
+        followed = await follow(kind, followed.status, watch, call, progress, options);
       }
       const outcome = outcomeOf(kind, followed);
       const result = { session, status: structured(schemas.status, followed.status) };
@@ -229,8 +240,9 @@ export function registerSessionTools(server: McpServer, options: SessionToolOpti
       const progress = new StageProgress(call);
       if (progress.wanted && !FINAL_STAGES.has(followed.status.stage)) {
         const { stage, humanInstructions } = followed.status;
+        const watch = reserveWatch(options);
         await progress.report(stage, `${NAMES[kind]}: ${stage}. ${humanInstructions.join(' ')}`);
-        followed = await follow(kind, followed.status, call, progress, options);
+        followed = await follow(kind, followed.status, watch, call, progress, options);
       }
       const outcome = outcomeOf(kind, followed);
       const result = { kind, status: structured(SCHEMAS[kind].status, followed.status) };

@@ -15,6 +15,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type Progress,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_PATH } from '../core/endpoints.js';
@@ -74,21 +75,26 @@ export async function runStdioBridge(options: StdioBridgeOptions): Promise<Stdio
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { _meta, ...params } = request.params;
     const progressToken = _meta?.progressToken;
+    // progress goes to the host in order, and before the answer (after it, the host would drop it as unknown)
+    let forwarded = Promise.resolve();
+    const relay = (progress: Progress): void => {
+      forwarded = forwarded
+        .then(() =>
+          extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: progressToken as string | number } }),
+        )
+        .catch(() => undefined);
+    };
     try {
-      return (await forward((client) =>
+      const result = await forward((client) =>
         client.callTool(params, undefined, {
           signal: extra.signal,
           timeout,
           resetTimeoutOnProgress: true,
-          ...(progressToken === undefined
-            ? {}
-            : {
-                onprogress: (progress) => {
-                  void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined);
-                },
-              }),
+          ...(progressToken === undefined ? {} : { onprogress: relay }),
         }),
-      )) as CallToolResult;
+      );
+      await forwarded;
+      return result as CallToolResult;
     } catch (error) {
       // the host's own protocol errors (an unknown tool) pass as they are; the service out of reach is the tool's failure
       if (error instanceof McpError) throw error;
