@@ -1,8 +1,9 @@
 // npm run check:imports: the import graph of src/ has no cycle (type-only imports count too: a cycle of types is
 // still two modules that cannot be understood one without the other), and each folder imports only the folders
 // below it (README, Architecture): core and the generated contracts import nothing, chain never imports the
-// embedded dev chains, the feature rooms (sessions, aa, demo) import no adapter, the adapters (a2a, http) never
-// import each other, and only the composition root enters devnet. Exits 1 with every violation listed.
+// embedded dev chains, the feature rooms (sessions, aa, demo) import no adapter, the adapters (a2a, http, mcp) never
+// import each other (mcp reads the REST schemas only), and only the composition root enters devnet. Exits 1 with
+// every violation listed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -35,9 +36,23 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // the client SDK is published on its own: the pure domain, the generated ABIs and the passkey account
   client: ['core', 'contracts', 'aa/passkey-account.ts'],
   // the command line is a program on the SDK, as any user's would be: the SDK and the pure domain, no server internals
-  cli: ['core', 'client'],
+  // the mcp command is the stdio bridge, which speaks to the service only through the MCP SDK's client
+  cli: ['core', 'client', 'mcp/stdio.ts'],
   'config.ts': ['core', 'chain', 'aa', 'devnet'],
   a2a: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'demo'],
+  // the MCP tools take and answer exactly what the REST routes do: the routes' zod schemas, not the routes
+  mcp: [
+    'core',
+    'store',
+    'services',
+    'sessions',
+    'http/schemas/decimal-pattern.ts',
+    'http/schemas/demo.ts',
+    'http/schemas/fields.ts',
+    'http/schemas/queries.ts',
+    'http/schemas/registration.ts',
+    'http/schemas/sessions.ts',
+  ],
   http: ['core', 'chain', 'store', 'metrics.ts', 'services', 'sessions', 'aa', 'demo'],
 };
 

@@ -1,5 +1,5 @@
-// Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app and
-// the A2A agent side by side over the same services -> one HTTP server.
+// Composition root: configuration -> store, chains (embedded anvil or external RPC) -> services -> the REST app, the
+// A2A agent and the MCP server side by side over the same services -> one HTTP server.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { formatEther, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createA2aAgent } from './a2a/agent.js';
+import { skills } from './a2a/agent-card.js';
 import { isA2aCallerError } from './a2a/caller-errors.js';
 import { intentChatAgent } from './a2a/chat-agent.js';
 import { PROXY_TOKEN_SECRET } from './aa/proxy-tokens.js';
@@ -38,6 +39,7 @@ import { type MetricsServer, startMetricsServer } from './http/metrics-server.js
 import { ResponseCache } from './http/response-cache.js';
 import { createLimitedServer } from './http/server-limits.js';
 import { createLogger, flushLogger, routeConsoleTo } from './logger.js';
+import { createMcpEndpoint } from './mcp/endpoint.js';
 import { Metrics } from './metrics.js';
 import { createServices } from './services/index.js';
 import { ServiceSigningKeys, type SigningKeySource } from './services/signing-keys.js';
@@ -381,16 +383,17 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
     timer.end('listen');
+    // the same after a restart, another for each instance (its own DATA_DIR or host): it takes its own watches back
+    const instanceId = createHash('sha256')
+      .update(`${hostname()}\n${resolve(config.dataDir)}`)
+      .digest('hex')
+      .slice(0, 16);
     const services = createServices({
       chains,
       store,
       events,
       onEventError: (err) => logger.warn({ err }, 'could not publish a session change to the other instances'),
-      // the same after a restart, another for each instance (its own DATA_DIR or host): it takes its own watches back
-      instanceId: createHash('sha256')
-        .update(`${hostname()}\n${resolve(config.dataDir)}`)
-        .digest('hex')
-        .slice(0, 16),
+      instanceId,
       sessionSecret,
       signingKeys,
       publicUrl: url,
@@ -467,7 +470,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const metricsEndpoint = metricsPort === undefined ? metricsAccess : false;
     const exposed = metricsExposure(config);
     if (exposed) logger.warn({ host: exposed.host }, exposed.message);
-    const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, metricsEndpoint });
+    const mcp = createMcpEndpoint({ services, store, events, instanceId, publicUrl: url, version, logger, a2aSkills: skills() });
+    const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, mcp: mcp.mount, metricsEndpoint });
     // exact repeats of cacheable reads are answered in front of express, until the services announce a change
     const responses = new ResponseCache({ maxEntries: config.responseCacheEntries, metrics, logger });
     services.queries.onChange((key) => responses.drop(key));
@@ -478,6 +482,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
+        // tools that follow a session answer with where it stands while their connections are still open
+        await mcp.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await metricsServer?.close();

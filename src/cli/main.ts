@@ -37,6 +37,11 @@ const COMMANDS: readonly { name: string; summary: string; load: () => Promise<Co
     summary: 'sign a request as the agent of a key file: a curl command with the signature headers',
     load: async () => (await import('./commands/sign.js')).sign,
   },
+  {
+    name: 'mcp',
+    summary: "serve the registry's MCP tools over stdio to a host that starts servers as processes",
+    load: async () => (await import('./commands/mcp.js')).mcp,
+  },
 ];
 
 const USAGE = `Usage: agent-identity-registry <command> [options]

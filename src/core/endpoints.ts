@@ -5,6 +5,8 @@ import type { SessionType } from './session-types.js';
 export const A2A_PATH = '/api/a2a';
 /** The discovery document (interface: GET /.well-known/self-agent-id.json). */
 export const DISCOVERY_PATH = '/.well-known/self-agent-id.json';
+/** The MCP server (Streamable HTTP: POST messages, GET the server's event stream, DELETE ends a session). */
+export const MCP_PATH = '/mcp';
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
 /** The service's public signing keys (JWKS, RFC 7517): what its signed cards and credentials verify against. */
 export const JWKS_PATH = '/.well-known/jwks.json';

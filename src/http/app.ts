@@ -29,6 +29,7 @@ import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { jwksRoutes } from './routes/jwks.js';
 import { keyDirectoryRoutes } from './routes/key-directory.js';
+import { type McpMount, mcpRoutes } from './routes/mcp.js';
 import { type MetricsAccess, metricsRoutes } from './routes/metrics.js';
 import { onboardingRoutes } from './routes/onboarding.js';
 import { queryRoutes } from './routes/queries.js';
@@ -43,6 +44,7 @@ import { SIGNING_SCHEMES } from './signing-schemes.js';
 const perMinute = (rule: LimitRule): number => Math.round((rule.limit * 60_000) / rule.windowMs);
 
 export type { A2aHttpHandlers } from './routes/a2a.js';
+export type { McpHttpHandler, McpMount, ServedApi } from './routes/mcp.js';
 
 export interface AppDeps {
   chains: ChainGateway;
@@ -55,6 +57,8 @@ export interface AppDeps {
   publicUrl?: string;
   /** The A2A agent's handlers (card, JSON-RPC); absent: those paths answer 404 like any unknown path. */
   a2a?: A2aHttpHandlers;
+  /** The MCP server, mounted with the OpenAPI document served here; absent: its path answers 404 like any unknown path. */
+  mcp?: McpMount;
   /** GET /metrics here: open (default), behind a bearer token, or `false` when a listener of its own serves it. */
   metricsEndpoint?: MetricsAccess | false;
 }
@@ -79,6 +83,8 @@ const API_TAGS = [
 export function routeTable(deps: AppDeps, metrics: Metrics, extraRoutes: readonly Route[] = []): Route[] {
   const routes: Route[] = [
     ...(deps.a2a ? a2aRoutes(deps.a2a, deps.services.limits.agentMessages, deps.services.streams) : []),
+    // the MCP server reads the document when a client asks for it, by then built
+    ...(deps.mcp ? mcpRoutes(deps.mcp({ openApi: () => documentOf(), discovery: () => discoveryOf() }), deps.services.streams) : []),
     ...healthRoutes(
       deps.chains,
       deps.version,
@@ -89,7 +95,7 @@ export function routeTable(deps: AppDeps, metrics: Metrics, extraRoutes: readonl
     ...registrationRoutes(deps.services.registration),
     ...sessionRoutes(deps.services),
     ...scanPageRoutes(deps.services),
-    ...queryRoutes(deps.services.queries, () => endpointsOf()),
+    ...queryRoutes(deps.services.queries, () => discoveryOf()),
     ...jwksRoutes(deps.services.signingKeys),
     ...credentialRoutes(deps.services),
     ...keyDirectoryRoutes(deps.services),
@@ -101,6 +107,8 @@ export function routeTable(deps: AppDeps, metrics: Metrics, extraRoutes: readonl
   const base = (deps.publicUrl ?? '').replace(/\/+$/, '');
   let endpoints: ServiceEndpoints | undefined;
   const endpointsOf = (): ServiceEndpoints => (endpoints ??= serviceEndpoints(all, API_TAGS, base));
+  /** The discovery document: the services' part, and where everything is and how to sign, from the route table. */
+  const discoveryOf = () => ({ ...deps.services.queries.discovery(), endpoints: endpointsOf(), signingSchemes: [...SIGNING_SCHEMES] });
   const facts = (): OnboardingFacts => {
     const discovery = deps.services.queries.discovery() as ReturnType<AgentQueryService['discovery']> & { mcp?: { endpoint?: string } };
     return {

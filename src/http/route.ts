@@ -34,6 +34,12 @@ export const CORS_GROUPS = {
   a2a: { methods: 'POST, OPTIONS', headers: 'Content-Type, Accept, Authorization, X-Agent-Id', expose: EXPOSED },
   /** Signed agent requests: the page sends the signature headers, and reads the ones a signed answer carries. */
   signed: { methods: 'GET, POST, OPTIONS', headers: `Content-Type, Accept, ${AGENT_SIGNATURE}`, expose: `${EXPOSED}, ${AGENT_SIGNATURE}` },
+  /** MCP's Streamable HTTP: the session and protocol headers both ways, and Last-Event-ID to resume a stream. */
+  mcp: {
+    methods: 'GET, POST, DELETE, OPTIONS',
+    headers: 'Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID',
+    expose: `${EXPOSED}, Mcp-Session-Id`,
+  },
 } as const;
 export type CorsGroup = keyof typeof CORS_GROUPS;
 
@@ -62,8 +68,8 @@ export const staticPrefix = (template: string): string => {
   return (brace < 0 ? template : template.slice(0, brace)).replace(/\/$/, '');
 };
 
-/** The methods the service answers at all, in the order an Allow header lists them. */
-export const SERVER_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'] as const;
+/** The methods the service answers at all, in the order an Allow header lists them (DELETE: ending an MCP session). */
+export const SERVER_METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'] as const;
 
 /** The Allow header of a path whose routes have `methods`: HEAD with GET (express answers it), and OPTIONS. */
 export function allowOf(methods: Iterable<Route['method']>): string {

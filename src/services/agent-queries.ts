@@ -20,6 +20,7 @@
 // - The card is signed when it is built (card-signer.ts) and kept with the kid that signed it; when the key that
 //   signs changes, every kept card is signed again at its next request, and the change is announced (the signing
 //   key's answer key) so that kept responses go too. The ERC-8004 registration file is signed once per key.
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { type Address, getAddress, type Hex, zeroAddress } from 'viem';
 import type { AgentView } from '../chain/agent-lens.js';
 import type { ChainGateway, NetworkGateway } from '../chain/gateway.js';
@@ -32,6 +33,7 @@ import {
   agentCardPath,
   CREDENTIAL_PATH,
   JWKS_PATH,
+  MCP_PATH,
   proofOfHumanExtensionUri,
   SIGNED_REGISTRATION_FILE_PATH,
   STATUS_LIST_PATH,
@@ -176,6 +178,8 @@ export interface DiscoveryDocument {
   signedRegistrationFile: string;
   /** Per network where the proxy has a bundler: the smartwallet mode's ERC-4337 stack (beyond the interface's fields). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionDiscovery>>;
+  /** The MCP server: its Streamable HTTP endpoint and the protocol revision it speaks (the SDK's latest). */
+  mcp: { endpoint: string; transport: 'streamable-http'; protocolVersion: string };
   /** Per network, the chain and the registry on it: what a verifier given only this service's URL reads. */
   chains: Record<NetworkName, ChainDiscovery>;
 }
@@ -683,6 +687,7 @@ export class AgentQueryService {
           ]),
       ) as Record<NetworkName, ChainDiscovery>,
       ...(this.#options.accountAbstraction ? { accountAbstraction: this.#accountAbstractionDiscovery(this.#options.accountAbstraction) } : {}),
+      mcp: { endpoint: `${this.#options.publicUrl}${MCP_PATH}`, transport: 'streamable-http', protocolVersion: LATEST_PROTOCOL_VERSION },
     };
   }
 
@@ -735,6 +740,7 @@ export class AgentQueryService {
       services: [
         { name: 'web', endpoint: publicUrl },
         { name: 'A2A', endpoint: `${publicUrl}${A2A_PATH}`, version: '0.3.0' },
+        { name: 'MCP', endpoint: `${publicUrl}${MCP_PATH}`, version: LATEST_PROTOCOL_VERSION },
       ],
       x402Support: false,
       active: true,

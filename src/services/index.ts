@@ -34,7 +34,7 @@ import { AgentQueryService } from './agent-queries.js';
 import { CardSigner } from './card-signer.js';
 import { CredentialStatus } from './credential-status.js';
 import { KeyDirectories } from './key-directories.js';
-import { PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
+import { MCP_SESSIONS, PUSH_CONFIG_WRITES, RateLimiter, SESSION_CREATION } from './rate-limits.js';
 import { SignedRequestVerifier } from './signed-requests.js';
 import { ServiceSigningKeys, type SigningKeys } from './signing-keys.js';
 import { type StoreHealth, storeHealthProbe } from './store-health.js';
@@ -109,6 +109,8 @@ export interface ServiceOptions {
 export interface Limits {
   sessionCreation: RateLimiter;
   pushConfigWrites: RateLimiter;
+  /** MCP sessions opened. */
+  mcpSessions: RateLimiter;
   /** A2A messages and chat queries: one per-client rate, and their sizes. */
   agentMessages: AgentMessageLimits;
 }
@@ -193,6 +195,7 @@ export function createServices(options: ServiceOptions): Services {
   const limits: Limits = {
     sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
     pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),
+    mcpSessions: new RateLimiter(options.store, MCP_SESSIONS),
     agentMessages: new AgentMessageLimits({ ...DEFAULT_AGENT_MESSAGE_LIMITS, ...options.agentMessages }),
   };
   const sessions = new Sessions(tokens, { register: registration, deregister: deregistration, refresh, identify }, limits.sessionCreation);

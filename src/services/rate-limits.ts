@@ -19,6 +19,8 @@ export interface LimitRule {
 
 /** Session creations per client address and minute: register, deregister, identify, refresh and challenges. */
 export const SESSION_CREATION: LimitRule = { name: 'session-creation', what: 'session creations', limit: 10, windowMs: 60_000 };
+/** MCP sessions opened (initialize requests) per client address and minute: each is a record on the store for a day. */
+export const MCP_SESSIONS: LimitRule = { name: 'mcp-sessions', what: 'MCP sessions opened', limit: 30, windowMs: 60_000 };
 /** A2A push notification config writes per client address and minute. */
 export const PUSH_CONFIG_WRITES: LimitRule = { name: 'push-config', what: 'push notification configs', limit: 30, windowMs: 60_000 };
 

@@ -4,8 +4,8 @@
 import type { SessionType } from '../core/session-types.js';
 import type { RateLimiter } from '../services/rate-limits.js';
 import type { DeregistrationRequest, DeregistrationService, DeregistrationSession } from './deregistration.js';
-import type { IdentifyService } from './identify.js';
-import type { RefreshService } from './refresh.js';
+import type { IdentifyRequest, IdentifyService, IdentifySession } from './identify.js';
+import type { RefreshRequest, RefreshService, RefreshSession } from './refresh.js';
 import type { RegistrationRequest, RegistrationService, RegistrationSession } from './registration.js';
 import { READING_SCOPES, type SessionTokens } from './session-token.js';
 
@@ -22,6 +22,16 @@ export type AnySessionStatus = SessionStatusOf<SessionType>;
 
 /** A session an agent may open by message: its kind and the request of that kind. */
 export type SessionOpening = { kind: 'register'; request: RegistrationRequest } | { kind: 'deregister'; request: DeregistrationRequest };
+/** Any kind of session, with the request of that kind (MCP tools open all four). */
+export type AnySessionOpening = SessionOpening | { kind: 'refresh'; request: RefreshRequest } | { kind: 'identify'; request: IdentifyRequest };
+
+/** The answer that opens a session of each kind. */
+export interface OpenedSessions {
+  register: RegistrationSession;
+  deregister: DeregistrationSession;
+  refresh: RefreshSession;
+  identify: IdentifySession;
+}
 
 export class Sessions {
   constructor(
@@ -43,8 +53,20 @@ export class Sessions {
   }
 
   /** Opens the session `opening` asks for, for `client` (a rate-limit client key), counted against the session-creation limit. */
-  async open(opening: SessionOpening, client: string): Promise<RegistrationSession | DeregistrationSession> {
+  async open<O extends AnySessionOpening>(opening: O, client: string): Promise<OpenedSessions[O['kind']]> {
     await this.creationLimit.consume(client);
-    return opening.kind === 'register' ? this.kinds.register.start(opening.request) : this.kinds.deregister.start(opening.request);
+    const opened = (o: AnySessionOpening): Promise<OpenedSessions[SessionType]> => {
+      switch (o.kind) {
+        case 'register':
+          return this.kinds.register.start(o.request);
+        case 'deregister':
+          return this.kinds.deregister.start(o.request);
+        case 'refresh':
+          return this.kinds.refresh.start(o.request);
+        case 'identify':
+          return this.kinds.identify.start(o.request);
+      }
+    };
+    return opened(opening) as Promise<OpenedSessions[O['kind']]>;
   }
 }

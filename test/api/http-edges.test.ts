@@ -20,7 +20,7 @@ import { deployTestSystem } from '../support/chain.js';
 /** A concrete path of a route template: every parameter 1. */
 const concrete = (template: string): string => template.replace(/\{[^}]+\}/g, '1');
 
-const ORDER = ['GET', 'HEAD', 'POST', 'OPTIONS'];
+const ORDER = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
 
 describe('HTTP edges: every answer is JSON with the right status', () => {
   let t: TestApp;
@@ -34,7 +34,10 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     t = testApp(chains);
     app = t.app;
     table = new Map();
-    const routes = routeTable({ chains, services: t.services, logger: createLogger('silent'), version: '0', a2a: t.a2a }, new Metrics());
+    const routes = routeTable(
+      { chains, services: t.services, logger: createLogger('silent'), version: '0', a2a: t.a2a, mcp: t.mcp.mount },
+      new Metrics(),
+    );
     for (const route of routes) table.set(route.path, (table.get(route.path) ?? new Set()).add(route.method.toUpperCase()));
   });
 
@@ -49,7 +52,7 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
       expect(table.size).toBeGreaterThan(30);
       for (const [template, methods] of table) {
         const path = concrete(template);
-        const wrong = ['PUT', 'DELETE', 'PATCH', ...(methods.has('GET') ? [] : ['GET']), ...(methods.has('POST') ? [] : ['POST'])];
+        const wrong = ['PUT', 'PATCH', ...['GET', 'POST', 'DELETE'].filter((method) => !methods.has(method))];
         for (const method of wrong) {
           const res = await request(app)[method.toLowerCase() as 'put'](path);
           expect(res.status, `${method} ${path}`).toBe(405);
@@ -271,7 +274,7 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     it('CONNECT to another host: 405 JSON with the methods the server has', async () => {
       const answer = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
       expectJson(answer, 405, /^Method CONNECT is not allowed on this server: it is not a proxy/);
-      expect(answer.headers['allow']).toBe('GET, HEAD, POST, OPTIONS');
+      expect(answer.headers['allow']).toBe('GET, HEAD, POST, DELETE, OPTIONS');
     });
 
     it('CONNECT to a path of the table: 405 JSON with its Allow', async () => {
@@ -283,7 +286,7 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     it('OPTIONS * (the server as a whole): 204 with Allow', async () => {
       const answer = await exchange('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       expect(answer.status).toBe(204);
-      expect(answer.headers['allow']).toBe('GET, HEAD, POST, OPTIONS');
+      expect(answer.headers['allow']).toBe('GET, HEAD, POST, DELETE, OPTIONS');
     });
 
     it('an Expect other than 100-continue: 417 JSON', async () => {

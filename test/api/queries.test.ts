@@ -1,6 +1,7 @@
 // The public query endpoints over real chains: answers about real registered agents (linked and wallet-free),
 // the exact no-proof bodies, agents per human and per nullifier, cards against the A2A schema, the discovery
 // documents, the redirect, and every error status.
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -284,6 +285,7 @@ describe('public queries', () => {
         'endpoints',
         'signingSchemes',
         'chains',
+        'mcp',
       ].sort(),
     );
     expect(res.body).toEqual({
@@ -310,6 +312,7 @@ describe('public queries', () => {
         mainnet: { chainId: 42220, registry: networks.mainnet.deployment.contracts.registry, rpcUrl: networks.mainnet.rpcUrl },
         testnet: { chainId: 11142220, registry: networks.testnet.deployment.contracts.registry, rpcUrl: networks.testnet.rpcUrl },
       },
+      mcp: { endpoint: `${PUBLIC_URL}/mcp`, transport: 'streamable-http', protocolVersion: LATEST_PROTOCOL_VERSION },
     });
     expect(REGISTRATION_MODES).toHaveLength(6);
   });

@@ -1,15 +1,18 @@
 // The service's express app over test chains, built the way the composition root builds it (services, then the
-// REST app and the A2A agent side by side), with an in-memory store and (optionally) a controlled clock.
+// REST app, the A2A agent and the MCP server side by side), with an in-memory store and (optionally) a controlled clock.
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { type A2aAgent, type A2aAgentOptions, createA2aAgent } from '../../src/a2a/agent.js';
+import { skills } from '../../src/a2a/agent-card.js';
 import { intentChatAgent } from '../../src/a2a/chat-agent.js';
 import type { ChainGateway } from '../../src/chain/gateway.js';
 import { type AppDeps, createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import { createMcpEndpoint, type McpEndpoint, type McpEndpointOptions } from '../../src/mcp/endpoint.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type ServiceOptions, type Services } from '../../src/services/index.js';
+import { InProcessEventBus } from '../../src/store/event-bus.js';
 import type { Clock, KeyValueStore } from '../../src/store/key-value-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 
@@ -17,6 +20,8 @@ export interface TestApp {
   app: Express;
   services: Services;
   a2a: A2aAgent;
+  /** The MCP endpoint (close() it when done: it holds sessions and a sweep timer). */
+  mcp: McpEndpoint;
   store: KeyValueStore;
   sessionSecret: Uint8Array;
   metrics: Metrics;
@@ -64,6 +69,8 @@ export interface TestAppOptions {
   events?: A2aAgentOptions['events'];
   /** Signed requests per window per human, shared by the human's agents (HUMAN_QUOTA_*; default: none). */
   humanQuota?: ServiceOptions['humanQuota'];
+  /** The MCP endpoint: how long tools follow sessions, this instance's id (default: random), its limits. */
+  mcp?: Partial<Pick<McpEndpointOptions, 'waitMs' | 'instanceId' | 'maxSessions' | 'idleMs' | 'retryIntervalMs'>>;
 }
 
 export function testApp(chains: ChainGateway, options: TestAppOptions = {}): TestApp {
@@ -107,6 +114,17 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.taskLifetimes ? { taskLifetimes: options.taskLifetimes } : {}),
     ...(options.events ? { events: options.events } : {}),
   });
+  const mcp = createMcpEndpoint({
+    services,
+    store,
+    events: options.events ?? new InProcessEventBus(),
+    instanceId: randomBytes(8).toString('hex'),
+    publicUrl,
+    version,
+    logger,
+    a2aSkills: skills(),
+    ...options.mcp,
+  });
   const app = createApp({
     chains,
     services,
@@ -115,7 +133,8 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     metrics,
     publicUrl,
     a2a,
+    mcp: mcp.mount,
     ...(options.metricsEndpoint !== undefined ? { metricsEndpoint: options.metricsEndpoint } : {}),
   });
-  return { app, services, a2a, store, sessionSecret, metrics };
+  return { app, services, a2a, mcp, store, sessionSecret, metrics };
 }

@@ -13,7 +13,7 @@ export interface ResponseDoc {
 }
 
 export interface RouteDoc {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** OpenAPI path template, e.g. /api/agent/info/{chainId}/{agentId}. */
   path: string;
   summary: string;

@@ -15,6 +15,7 @@ import {
   agentsByHumanSchema,
   agentsByNullifierSchema,
   discoverySchema,
+  freshnessSchema,
   humanParamsSchema,
   nullifierParamsSchema,
   proofOfHumanExtensionDocumentSchema,
@@ -24,8 +25,6 @@ import {
   verifySchema,
   verifyStatusSchema,
 } from '../schemas/queries.js';
-import type { ServiceEndpoints } from '../service-catalogue.js';
-import { SIGNING_SCHEMES } from '../signing-schemes.js';
 import { documented, parseWith } from '../validation.js';
 
 const TAGS = ['Public queries'];
@@ -109,7 +108,7 @@ function agentRead<A extends AgentAnswerShape>(queries: AgentQueryService, read:
 }
 
 /** The public queries and discovery documents (no authentication). */
-export function queryRoutes(queries: AgentQueryService, endpoints: () => ServiceEndpoints): Route[] {
+export function queryRoutes(queries: AgentQueryService, discoveryDocument: () => z.input<typeof discoverySchema>): Route[] {
   const list = { method: 'get', tags: TAGS, cache: 'agent', cors: 'public' } as const;
   const discovery = { method: 'get', tags: DISCOVERY_TAGS, cache: 'discovery', cors: 'public' } as const;
   let extensionDocument: z.output<typeof proofOfHumanExtensionDocumentSchema> | undefined;
@@ -163,6 +162,18 @@ export function queryRoutes(queries: AgentQueryService, endpoints: () => Service
       answer: { description: 'The verification' },
       shape: 'verify',
     }),
+    {
+      ...list,
+      path: '/api/agent/freshness/{chainId}/{agentId}',
+      summary: "Freshness of the agent's proof of human: fresh now, when it expires, how long is left",
+      description: 'What the A2A freshness intent answers. Refresh a proof with POST /api/agent/refresh.',
+      params: agentParamsSchema,
+      responses: { 200: { description: 'The freshness', schema: freshnessSchema }, 400: badParams, 404: notFound, 500: chainFailure },
+      handler: async (req, res) => {
+        const { chainId: network, agentId } = parseWith(agentParamsSchema, req.params, 'path');
+        res.json(documented(freshnessSchema, await queries.freshness(network, BigInt(agentId))));
+      },
+    },
     agentRead(queries, {
       path: '/api/cards/{chainId}/{agentId}',
       summary: "The agent's A2A agent card, with its proof of human",
@@ -206,7 +217,7 @@ export function queryRoutes(queries: AgentQueryService, endpoints: () => Service
       responses: { 200: { description: 'The discovery document', schema: discoverySchema } },
       handler: (_req, res) => {
         keepResponse(res, UNCHANGING);
-        res.json(documented(discoverySchema, { ...queries.discovery(), endpoints: endpoints(), signingSchemes: [...SIGNING_SCHEMES] }));
+        res.json(documented(discoverySchema, discoveryDocument()));
       },
     },
     {

@@ -114,3 +114,33 @@ export const signedRefusalSchema = z
     policy: policyRefusalBodySchema.shape.policy.optional(),
   })
   .meta({ id: 'SignedRequestRefusal' });
+
+/**
+ * A signed request someone else received, described for checking (the A2A verify intent's `signedRequest`, the MCP
+ * tool verify_signed_request): what POST /api/demo/verify reads from the request itself.
+ */
+export const signedRequestSchema = z
+  .object(
+    {
+      method: z
+        .string({ error: 'must be the request method as a string, such as "POST"' })
+        .regex(/^[A-Za-z]{1,20}$/, 'must be an HTTP method such as "POST"')
+        .describe('The request method'),
+      url: z
+        .string({ error: 'must be a string: the URL the request was sent to' })
+        .min(1, 'must name the URL the request was sent to')
+        .max(8_192, 'must be at most 8192 characters')
+        .describe('Where the request was sent: its path and query, or the absolute URL (an RFC 9421 signature covers the authority)'),
+      headers: z
+        .record(z.string(), z.string({ error: 'must be a string: each header value as received' }), {
+          error: 'must be an object of header names and values, such as {"x-svc-agent-signature": "0x…"}',
+        })
+        .describe('The headers as received: x-svc-agent-*, or Signature-Input, Signature (Signature-Agent, Content-Digest); Host when url is a path'),
+      body: z
+        .string({ error: 'must be the body text exactly as signed' })
+        .optional()
+        .describe('The body text exactly as received; absent or empty when none'),
+    },
+    { error: 'must be an object such as {"method": "POST", "url": "/orders", "headers": {...}, "body": "{}"}' },
+  )
+  .meta({ id: 'SignedRequestDescription' });

@@ -105,6 +105,17 @@ export const verifySchema = z
       'Without a proof (or for an agent that does not exist): isVerified false, the zero address, isSelfProvider false, strength 0, None, "0", 0.',
   });
 
+export const freshnessSchema = z
+  .object({
+    agentId: z.number().int(),
+    chainId: z.number().int(),
+    hasProof: z.boolean().describe('A proof of human is on record (expired or not)'),
+    isProofFresh: z.boolean().describe("The registry's isProofFresh, and the proof has not expired since it was read"),
+    proofExpiresAt: z.number().int().describe('Unix seconds; 0 without a proof'),
+    secondsRemaining: z.number().int().min(0).describe('Seconds until the proof expires; 0 once expired or without a proof'),
+  })
+  .meta({ id: 'ProofFreshness' });
+
 export const reputationSchema = z
   .object({
     score: strength,
@@ -372,6 +383,13 @@ export const discoverySchema = z
     chains: z
       .object(Object.fromEntries(NETWORK_NAMES.map((name) => [name, chainDiscoverySchema])) as Record<NetworkName, typeof chainDiscoverySchema>)
       .describe("Per network, the chain and the registry: what a verifier given only this service's URL reads (the SDK's requireAgent({ service }))"),
+    mcp: z
+      .object({
+        endpoint: z.string().describe('The MCP server: POST messages, GET the event stream, DELETE ends the session'),
+        transport: z.literal('streamable-http'),
+        protocolVersion: z.string().describe('The MCP protocol revision the server speaks'),
+      })
+      .describe('The MCP server (tools over the same services, resources: this document, the OpenAPI document, an interface summary)'),
   })
   .meta({ id: 'DiscoveryDocument' });
 
