@@ -15,6 +15,12 @@ export interface KeyValueStore {
    * kept. If fn throws, nothing changes and the error propagates.
    */
   update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined>;
+  /**
+   * update() of `key` that also writes `writes` (key to value, undefined deletes, no expiry) in the same transaction:
+   * all or nothing. fn sees the current value and returns the new one (undefined deletes); if it throws, nothing is
+   * written. A writer whose checkpoint carries a fencing token refuses, in fn, to replace a newer one.
+   */
+  updateWith<T>(key: string, fn: (current: T | undefined) => T | undefined, writes: ReadonlyMap<string, unknown>): Promise<T | undefined>;
   delete(key: string): Promise<void>;
   /**
    * Atomic set-if-absent (a claim): stores `value` for `ttlMs` and resolves true if no live entry had the key,

@@ -60,6 +60,16 @@ export class MemoryStore implements KeyValueStore {
     return decodeValue<T>(text);
   }
 
+  async updateWith<T>(key: string, fn: (current: T | undefined) => T | undefined, writes: ReadonlyMap<string, unknown>): Promise<T | undefined> {
+    const texts = [...writes].map(([other, value]) => [other, value === undefined ? undefined : encodeValue(value)] as const);
+    const result = await this.update(key, fn);
+    for (const [other, text] of texts) {
+      if (text === undefined) this.#entries.delete(other);
+      else this.#write(other, { text, expiresAt: null });
+    }
+    return result;
+  }
+
   async delete(key: string): Promise<void> {
     this.#entries.delete(key);
   }

@@ -215,6 +215,30 @@ export class SqliteStore implements KeyValueStore {
     });
   }
 
+  updateWith<T>(key: string, fn: (current: T | undefined) => T | undefined, writes: ReadonlyMap<string, unknown>): Promise<T | undefined> {
+    const now = this.#clock();
+    let rows: [string, Row | undefined][];
+    try {
+      rows = [...writes].map(([other, value]) => [other, value === undefined ? undefined : { value: encodeValue(value), expires_at: null }]);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    for (const [other] of rows) this.#queuedKeys.add(other);
+    return this.#queueWrite(key, (turn) => {
+      const current = turn.get(key, now);
+      // fn first: when it throws, nothing of this write is staged
+      const next = fn(current === undefined ? undefined : decodeValue<T>(textOf(current)));
+      for (const [other, row] of rows) turn.put(other, row);
+      if (next === undefined) {
+        turn.put(key, undefined);
+        return undefined;
+      }
+      const text = encodeValue(next);
+      turn.put(key, { value: text, expires_at: current?.expires_at ?? null });
+      return decodeValue<T>(text);
+    });
+  }
+
   delete(key: string): Promise<void> {
     return this.#queueWrite(key, (rows) => {
       rows.put(key, undefined);
