@@ -64,6 +64,8 @@ export interface ServiceOptions {
   eventPollIntervalMs?: number;
   /** Most blocks per eth_getLogs while backfilling (halved on refusals); default 50,000. */
   maxLogRange?: bigint;
+  /** How long the stored agent index's writer lease outlives its last renewal (agent-queries.ts); default 15 s. */
+  indexLeaseMs?: number;
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /**
@@ -185,9 +187,12 @@ export function createServices(options: ServiceOptions): Services {
     publicUrl: options.publicUrl,
     appName: options.appName,
     signer: cardSigner,
+    store: options.store,
+    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
+    ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
   const limits: Limits = {

@@ -11,7 +11,16 @@
 import { Redis, type RedisOptions, ReplyError } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { StoreUnavailableError } from '../core/errors.js';
-import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, type StoreSize, type WindowCounter } from './key-value-store.js';
+import {
+  type Clock,
+  decodeValue,
+  encodeValue,
+  expiryFor,
+  type KeyValueStore,
+  type StoreSize,
+  type WindowCounter,
+  type WithWrites,
+} from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 export const DEFAULT_REDIS_KEY_PREFIX = 'air:';
@@ -209,18 +218,18 @@ export class RedisStore implements KeyValueStore {
     throw new Error(`update of ${key} kept conflicting with other writers (${MAX_UPDATE_ATTEMPTS} attempts)`);
   }
 
-  async updateWith<T>(key: string, fn: (current: T | undefined) => T | undefined, writes: ReadonlyMap<string, unknown>): Promise<T | undefined> {
+  async updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined> {
     const redisKey = this.#key(key);
-    // a value is never '' (encodeValue's text is JSON or starts with a mark): '' can say "delete"
-    const others = [...writes].map(([other, value]) => [this.#key(other), value === undefined ? '' : encodeValue(value)] as const);
     for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
       const read = await this.#call(() => this.#redis.get(redisKey));
-      const next = fn(read === null ? undefined : decodeValue<T>(read));
-      const text = next === undefined ? '' : encodeValue(next);
-      const args = [read === null ? '0' : '1', read ?? '', text, next === undefined ? 'del' : 'set', ...others.map(([, value]) => value)];
+      const { value, writes } = fn(read === null ? undefined : decodeValue<T>(read));
+      const text = value === undefined ? '' : encodeValue(value);
+      // a value is never '' (encodeValue's text is JSON or starts with a mark): '' says "delete"
+      const others = [...writes].map(([other, item]) => [this.#key(other), item === undefined ? '' : encodeValue(item)] as const);
       const keys = [redisKey, ...others.map(([other]) => other)];
+      const args = [read === null ? '0' : '1', read ?? '', text, value === undefined ? 'del' : 'set', ...others.map(([, item]) => item)];
       if (await this.#call(() => this.#redis.kvCompareAndSetMany(keys.length, ...keys, ...args))) {
-        return next === undefined ? undefined : decodeValue<T>(text);
+        return value === undefined ? undefined : decodeValue<T>(text);
       }
       if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 50)));
     }

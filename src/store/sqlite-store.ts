@@ -12,6 +12,7 @@ import {
   nextCounter,
   type StoreSize,
   type WindowCounter,
+  type WithWrites,
 } from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
@@ -215,27 +216,19 @@ export class SqliteStore implements KeyValueStore {
     });
   }
 
-  updateWith<T>(key: string, fn: (current: T | undefined) => T | undefined, writes: ReadonlyMap<string, unknown>): Promise<T | undefined> {
+  updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined> {
     const now = this.#clock();
-    let rows: [string, Row | undefined][];
-    try {
-      rows = [...writes].map(([other, value]) => [other, value === undefined ? undefined : { value: encodeValue(value), expires_at: null }]);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    for (const [other] of rows) this.#queuedKeys.add(other);
     return this.#queueWrite(key, (turn) => {
       const current = turn.get(key, now);
-      // fn first: when it throws, nothing of this write is staged
-      const next = fn(current === undefined ? undefined : decodeValue<T>(textOf(current)));
+      // fn and every encoding first: when one throws, nothing of this write is staged
+      const { value, writes } = fn(current === undefined ? undefined : decodeValue<T>(textOf(current)));
+      const rows = [...writes].map(
+        ([other, item]) => [other, item === undefined ? undefined : { value: encodeValue(item), expires_at: null }] as const,
+      );
+      const text = value === undefined ? undefined : encodeValue(value);
       for (const [other, row] of rows) turn.put(other, row);
-      if (next === undefined) {
-        turn.put(key, undefined);
-        return undefined;
-      }
-      const text = encodeValue(next);
-      turn.put(key, { value: text, expires_at: current?.expires_at ?? null });
-      return decodeValue<T>(text);
+      turn.put(key, text === undefined ? undefined : { value: text, expires_at: current?.expires_at ?? null });
+      return text === undefined ? undefined : decodeValue<T>(text);
     });
   }
 
