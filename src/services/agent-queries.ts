@@ -364,6 +364,11 @@ export class AgentQueryService {
     return (await this.#networks[network].resumed) ?? false;
   }
 
+  /** What a network's agent cache holds (diagnostics and tests). */
+  cacheSize(network: NetworkName): AgentCache['size'] {
+    return this.#networks[network].cache.size;
+  }
+
   /** A network's stored index, when the service keeps one (diagnostics and tests). */
   storedIndex(network: NetworkName): StoredAgentIndex | undefined {
     return this.#networks[network].stored;

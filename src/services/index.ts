@@ -51,6 +51,8 @@ export interface ServiceOptions {
   onEventError?: (error: unknown) => void;
   /** This instance among those sharing `store` (which one follows each open A2A task); default a random id. */
   instanceId?: string;
+  /** Agents whose reads and answers each network's cache holds (least recently used go first); default 10,000. */
+  agentCacheSize?: number;
   sessionSecret: Uint8Array;
   /** The service's signing keys; default: generated into `store`, whose ring holds them (tests, one process). */
   signingKeys?: SigningKeys;
@@ -189,6 +191,7 @@ export function createServices(options: ServiceOptions): Services {
     signer: cardSigner,
     store: options.store,
     ...(options.instanceId ? { instanceId: options.instanceId } : {}),
+    ...(options.agentCacheSize !== undefined ? { agentCacheSize: options.agentCacheSize } : {}),
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),

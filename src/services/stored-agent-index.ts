@@ -209,13 +209,13 @@ export class StoredAgentIndex {
         await this.#write(snapshot, this.#token);
       } catch (error) {
         if (error instanceof FencedWriteError) {
-          // a newer writer stored its index: this one only reads from now on
+          // a newer writer stored its index (not a fault: what fencing is for): this one only reads from now on
           this.#token = undefined;
           this.#pending = undefined;
-        } else {
-          // the store did not answer: written with the next poll's changes
-          this.#pending = this.#pending ? merged(snapshot, this.#pending) : snapshot;
+          return;
         }
+        // the store did not answer: written with the next poll's changes
+        this.#pending = this.#pending ? merged(snapshot, this.#pending) : snapshot;
         this.#options.onError?.(error);
         return;
       }

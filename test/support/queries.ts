@@ -69,6 +69,8 @@ export interface QueryTestAppOptions {
   /** This instance, as the stored index's writer lease names it. */
   instanceId?: string;
   indexLeaseMs?: number;
+  /** Agents each network's cache holds (default the service's). */
+  agentCacheSize?: number;
   /** Where the app logs; default: silent. */
   logger?: Logger;
   /** Routes added to the table (and parts of the stack left out). */
@@ -108,6 +110,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
     ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
+    ...(options.agentCacheSize !== undefined ? { agentCacheSize: options.agentCacheSize } : {}),
     ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
     ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),
     ...(options.demoVerifiersEd25519 ? { demoVerifiersEd25519: options.demoVerifiersEd25519 } : {}),
