@@ -113,11 +113,13 @@ export class StoredAgentIndex {
    * loading nothing, when nothing is stored or what is stored is incomplete.
    */
   async resume(): Promise<boolean> {
-    const loaded = await this.#load();
     if (this.#token === undefined) {
       this.#triedAt = this.#clock();
       await this.#acquire();
     }
+    const loaded = await this.#load();
+    // what the store holds is what was just loaded: the changes from here on are all there is to write
+    if (loaded) this.#takeover = false;
     return loaded;
   }
 
