@@ -99,6 +99,8 @@ export interface Config {
   http: { requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number };
   /** Request targets the response cache in front of express holds (0: no response cache). */
   responseCacheEntries: number;
+  /** Agents whose chain reads and answers each network's cache holds, least recently used going first. */
+  agentCacheEntries: number;
   /** Long-lived streams (A2A, scan-page events): open per client, per task or session, in all, and their longest life. */
   streams: { perClient: number; perSubject: number; total: number; maxLifetimeMs: number };
   /** GET /metrics: a bearer token it requires, and a listener of its own instead of the main port. */
@@ -284,6 +286,7 @@ const envSchema = z.object({
   HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(10_000),
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
   RESPONSE_CACHE_ENTRIES: optional(z.coerce.number().int().min(0).max(10_000_000)).default(10_000),
+  AGENT_CACHE_ENTRIES: optional(z.coerce.number().int().min(1).max(10_000_000)).default(10_000),
   MAX_STREAMS_PER_CLIENT: optional(z.coerce.number().int().min(1)).default(8),
   MAX_STREAMS_PER_SUBJECT: optional(z.coerce.number().int().min(1)).default(4),
   MAX_STREAMS: optional(z.coerce.number().int().min(1)).default(1_000),
@@ -450,6 +453,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     aaSponsorship: aaSponsorshipConfig(values),
     http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
     responseCacheEntries: values.RESPONSE_CACHE_ENTRIES,
+    agentCacheEntries: values.AGENT_CACHE_ENTRIES,
     streams: {
       perClient: values.MAX_STREAMS_PER_CLIENT,
       perSubject: values.MAX_STREAMS_PER_SUBJECT,

@@ -404,6 +404,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       metrics,
       ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
+      agentCacheSize: config.agentCacheEntries,
       streamLimits: config.streams,
       demoAgents,
       demoVerifiers,

@@ -59,7 +59,8 @@ export const REORG_WINDOW = 128n;
  */
 export type BlockCheck = (blockNumber: bigint, client: ChainClient) => Promise<() => void> | undefined;
 
-interface Checkpoint {
+/** A block a poll ended at, and its hash then. */
+export interface Checkpoint {
   number: bigint;
   hash: Hash;
 }
@@ -83,6 +84,7 @@ export class RegistryEventFollower {
   readonly #rewindListeners = new Set<() => void>();
   readonly #reorgListeners = new Set<(ancestor: bigint) => void>();
   readonly #checks = new Set<BlockCheck>();
+  readonly #checkpointListeners = new Set<(checkpoints: readonly Checkpoint[]) => void>();
   /** Hashes of blocks polls ended at, oldest first, within REORG_WINDOW of the processed block. */
   #checkpoints: Checkpoint[] = [];
   /** A reorganisation is being undone: blocks after the ancestor are delivered again. */
@@ -162,6 +164,28 @@ export class RegistryEventFollower {
   onReorg(listener: (ancestor: bigint) => void): () => void {
     this.#reorgListeners.add(listener);
     return () => this.#reorgListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` at the end of every poll that reached the chain's head, with the checkpoints kept (oldest first,
+   * the last one the block just processed): what a stored index is valid at, and what resumeFrom() takes back.
+   */
+  onCheckpoint(listener: (checkpoints: readonly Checkpoint[]) => void): () => void {
+    this.#checkpointListeners.add(listener);
+    return () => this.#checkpointListeners.delete(listener);
+  }
+
+  /**
+   * Before the first start: continue after the last of `checkpoints` (an index stored at it was loaded) rather than
+   * from the deploy block. The first poll checks that block's hash is still the chain's; when it is not, the older
+   * checkpoints are where a reorganisation is undone, and with none left on the chain it starts over (rewind listeners).
+   */
+  resumeFrom(checkpoints: readonly Checkpoint[]): void {
+    if (this.#running) throw new Error('resumeFrom() is for a follower not started yet');
+    const last = checkpoints.at(-1);
+    if (last === undefined || last.number < this.#fromBlock) return;
+    this.#checkpoints = [...checkpoints];
+    this.#processed = last.number;
   }
 
   /** Adds a check run at the end of every poll (see BlockCheck). */
@@ -385,6 +409,13 @@ export class RegistryEventFollower {
     const oldest = checkpoint.number - REORG_WINDOW;
     const drop = this.#checkpoints.findIndex((c) => c.number > oldest);
     if (drop > 0) this.#checkpoints.splice(0, drop);
+    for (const listener of this.#checkpointListeners) {
+      try {
+        listener(this.#checkpoints);
+      } catch (error) {
+        this.#options.onError?.(error);
+      }
+    }
   }
 
   #deliver(logs: RegistryLog[], toBlock: bigint): void {

@@ -165,13 +165,13 @@ export interface AgentCacheOptions {
   agentIdOf: (agentKey: Hex, blockNumber?: bigint) => Promise<bigint>;
   follower: RegistryEventFollower;
   metrics: Metrics;
-  /** Per kind of entry (agents, nullifier lists, block timestamps); default 100,000. */
+  /** Per kind of entry (agents, nullifier lists, block timestamps), least recently used going first; default 10,000. */
   maxEntries?: number;
   /** Hears the key (answer-reuse.ts) of every agent, nullifier list or network whose reads are dropped. */
   onChange?: (key: string) => void;
 }
 
-const DEFAULT_MAX_ENTRIES = 100_000;
+const DEFAULT_MAX_ENTRIES = 10_000;
 
 /** A map from a key to a set of values, for the reverse lookups invalidation needs. */
 class SetMap<K, V> {

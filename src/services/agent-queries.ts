@@ -44,12 +44,13 @@ import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from
 import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-modes.js';
 import type { Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
-import type { Clock } from '../store/key-value-store.js';
+import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache.js';
 import { type AgentCard, buildAgentCard, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION } from './agent-card.js';
 import { answerKeys, ChangeFeed, type ChangeListener, type Reusable, UNTIL_SIGNING_KEY_CHANGES } from './answer-reuse.js';
 import type { CardSigner, Signed } from './card-signer.js';
 import { HumanAgentIndex } from './human-agent-index.js';
+import { StoredAgentIndex } from './stored-agent-index.js';
 
 export interface AgentInfo {
   agentId: number;
@@ -120,6 +121,8 @@ export interface AgentAnswers {
   'verify-status': VerifyStatus;
 }
 export type AgentAnswerShape = keyof AgentAnswers;
+
+const DEFAULT_AGENT_CACHE_SIZE = 10_000;
 
 export const DISCOVERY_CAPABILITIES = ['register', 'deregister', 'verify', 'credentials', 'agent-card', 'a2a'] as const;
 
@@ -247,6 +250,17 @@ export interface AgentQueryOptions {
   indexWaitMs?: number;
   /** Called with a follower's failed polls (it retries at the next interval). */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
+  /**
+   * Where each network's agents-by-human index is kept with the block it is valid at, so a start resumes from it
+   * (stored-agent-index.ts); without one, every start reads the registry's logs from its deploy block.
+   */
+  store?: KeyValueStore;
+  /** This instance, as the stored index's writer lease names it; default a random id. */
+  instanceId?: string;
+  /** How long the stored index's writer lease outlives its last renewal; default 15 s. */
+  indexLeaseMs?: number;
+  /** Most agents whose answers each network's cache keeps (least recently used go first); default 10,000. */
+  agentCacheSize?: number;
   /** The ERC-4337 contracts per network the proxy serves (discovery). */
   accountAbstraction?: Partial<Record<NetworkName, AccountAbstractionContracts>>;
 }
@@ -258,6 +272,10 @@ interface NetworkQueries {
   live: () => boolean;
   cache: AgentCache;
   index: HumanAgentIndex;
+  /** The index as stored (when the service has a store). */
+  stored: StoredAgentIndex | undefined;
+  /** The stored index loaded (or not) before the follower's first start. */
+  resumed?: Promise<boolean>;
 }
 
 const NO_PROOF = {
@@ -278,9 +296,11 @@ export class AgentQueryService {
   #stopped = false;
   /** The registration file signed by the current key. */
   readonly #signedRegistrationFile: () => Promise<string>;
+  readonly #instanceId: string;
 
   constructor(options: AgentQueryOptions) {
     this.#options = options;
+    this.#instanceId = options.instanceId ?? crypto.randomUUID();
     this.#networks = Object.fromEntries(options.chains.all().map((gateway) => [gateway.network, this.#setUp(gateway)])) as Record<
       NetworkName,
       NetworkQueries
@@ -309,10 +329,24 @@ export class AgentQueryService {
       agentIdOf: (agentKey, blockNumber) => gateway.registry.agentIdOf(agentKey, blockNumber),
       follower,
       metrics,
+      maxEntries: this.#options.agentCacheSize ?? DEFAULT_AGENT_CACHE_SIZE,
       onChange: changed,
     });
     const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
     follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
+    const { store } = this.#options;
+    const stored = store
+      ? new StoredAgentIndex({
+          store,
+          prefix: `agent-index:${network}:${gateway.chainId}:${gateway.contracts.registry.toLowerCase()}:`,
+          index,
+          follower,
+          instanceId: this.#instanceId,
+          ...(this.#options.indexLeaseMs !== undefined ? { leaseMs: this.#options.indexLeaseMs } : {}),
+          clock,
+          onError: (error) => this.#options.onFollowerError?.(network, error),
+        })
+      : undefined;
     // a restarted local chain that lost blocks the follower had seen, or a reorganisation deeper than the follower
     // keeps track of: rebuild both from the logs again (cache.clear() announces the whole network)
     follower.onRewind(() => {
@@ -325,7 +359,32 @@ export class AgentQueryService {
       cache.clear();
       index.rewindTo(ancestor);
     });
-    return { gateway, follower, live: () => follower.isLive(), cache, index };
+    return { gateway, follower, live: () => follower.isLive(), cache, index, stored };
+  }
+
+  /** Starts a network's follower, after the stored index (if any) is loaded and the follower set to resume from it. */
+  #startFollower(queries: NetworkQueries): Promise<void> {
+    queries.resumed ??= (queries.stored?.resume() ?? Promise.resolve(false)).catch((error: unknown) => {
+      // a store that does not answer: the index is read from the chain
+      this.#options.onFollowerError?.(queries.gateway.network, error);
+      return false;
+    });
+    return queries.resumed.then(() => queries.follower.start());
+  }
+
+  /** Whether each network's index was loaded from the store at its start (diagnostics and tests). */
+  async resumedFromStore(network: NetworkName): Promise<boolean> {
+    return (await this.#networks[network].resumed) ?? false;
+  }
+
+  /** What a network's agent cache holds (diagnostics and tests). */
+  cacheSize(network: NetworkName): AgentCache['size'] {
+    return this.#networks[network].cache.size;
+  }
+
+  /** A network's stored index, when the service keeps one (diagnostics and tests). */
+  storedIndex(network: NetworkName): StoredAgentIndex | undefined {
+    return this.#networks[network].stored;
   }
 
   /**
@@ -334,7 +393,7 @@ export class AgentQueryService {
    */
   async start(): Promise<void> {
     this.#stopped = false;
-    await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.start()));
+    await Promise.all(Object.values(this.#networks).map((queries) => this.#startFollower(queries)));
   }
 
   /** Per network whose follower is still on its first backfill: how far it is (answers meanwhile read the chain). */
@@ -350,7 +409,12 @@ export class AgentQueryService {
   /** Stops the followers; the cache is bypassed from then on. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    await Promise.all(Object.values(this.#networks).map(({ follower }) => follower.stop()));
+    await Promise.all(
+      Object.values(this.#networks).map(async ({ follower, stored }) => {
+        await follower.stop();
+        await stored?.stop();
+      }),
+    );
   }
 
   /**
@@ -359,8 +423,9 @@ export class AgentQueryService {
    * Session followers use it to look at the chain when it changed instead of on a fast timer.
    */
   onRegistryActivity(network: NetworkName, listener: () => void): () => void {
-    const { follower } = this.#networks[network];
-    if (!follower.running && !this.#stopped) void follower.start();
+    const queries = this.#networks[network];
+    const { follower } = queries;
+    if (!follower.running && !this.#stopped) void this.#startFollower(queries);
     return follower.subscribe((logs) => {
       if (logs.length > 0) listener();
     });
@@ -778,7 +843,7 @@ export class AgentQueryService {
     if (!follower.running) {
       if (this.#stopped) throw new ServiceError(503, `The agent index of ${gateway.network} is stopped; the service is shutting down`);
       // Not started by the composition root (e.g. an app built by a test): start this network's follower now.
-      void follower.start();
+      void this.#startFollower(queries);
     }
     if (follower.isLive()) return;
     const waitMs = this.#options.indexWaitMs ?? 10_000;

@@ -10,6 +10,9 @@
 // A chain reorganisation drops blocks whose logs were applied: every change of the last REORG_WINDOW blocks is
 // journaled with what it replaced, so rewindTo(ancestor) undoes those after the ancestor, newest first.
 //
+// What changed since the last takeChanges() is kept by bucket of agent ids (BUCKET_SIZE consecutive ids), so that a
+// stored copy (stored-agent-index.ts) rewrites the few buckets a poll touched, and loads the whole index in a few reads.
+//
 // Each address whose agents a log changes (the one that loses an agent and the one that gains it) is told to
 // `onChange` as the log is applied, so answers kept elsewhere follow (rewinds and clears are announced by the caller).
 import { type Address, getAddress, zeroAddress } from 'viem';
@@ -50,6 +53,10 @@ class AddressIndex {
     this.#byAddress.clear();
   }
 
+  agentIds(): IterableIterator<bigint> {
+    return this.#byAgent.keys();
+  }
+
   agentsOf(address: Address): ReadonlySet<bigint> {
     return this.#byAddress.get(address) ?? new Set();
   }
@@ -63,11 +70,30 @@ interface Undo {
   previous: Address | undefined;
 }
 
+/** Consecutive agent ids stored together. */
+export const BUCKET_SIZE = 1024n;
+const bucketOf = (agentId: bigint): bigint => agentId / BUCKET_SIZE;
+
+/** One bucket's agents: id (decimal) to [owner, guardian], null where none. */
+export type IndexBucket = Record<string, [Address | null, Address | null]>;
+
+/** A journal entry as stored: block, side (o: owner, g: guardian), agent id, the address replaced or null. */
+export type StoredUndo = [string, 'o' | 'g', string, Address | null];
+
+/** What changed since the last takeChanges(): the whole index was cleared, and the buckets to write (empty: delete). */
+export interface IndexChanges {
+  cleared: boolean;
+  buckets: Map<bigint, IndexBucket>;
+}
+
 export class HumanAgentIndex {
   readonly #owners = new AddressIndex();
   readonly #guardians = new AddressIndex();
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   #journal: Undo[] = [];
+  /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
+  #dirty = new Set<bigint>();
+  #cleared = false;
 
   constructor(private readonly onChange: (address: Address) => void = () => {}) {}
 
@@ -80,6 +106,7 @@ export class HumanAgentIndex {
         const previous = side.get(effect.agentId);
         if (log.blockNumber != null) this.#journal.push({ blockNumber: log.blockNumber, side, agentId: effect.agentId, previous });
         side.set(effect.agentId, address);
+        this.#dirty.add(bucketOf(effect.agentId));
         if (previous !== undefined) this.onChange(previous);
         if (address !== zeroAddress) this.onChange(address);
       };
@@ -104,6 +131,7 @@ export class HumanAgentIndex {
     for (let undo = this.#journal.at(-1); undo && undo.blockNumber > ancestor; undo = this.#journal.at(-1)) {
       this.#journal.pop();
       undo.side.set(undo.agentId, undo.previous ?? zeroAddress);
+      this.#dirty.add(bucketOf(undo.agentId));
     }
   }
 
@@ -112,6 +140,69 @@ export class HumanAgentIndex {
     this.#owners.clear();
     this.#guardians.clear();
     this.#journal = [];
+    this.#dirty.clear();
+    this.#cleared = true;
+  }
+
+  /** The buckets changed since the last call (their whole content now), then forgets they changed. */
+  takeChanges(): IndexChanges {
+    const buckets = new Map([...this.#dirty].map((bucket) => [bucket, this.#bucket(bucket)]));
+    const changes = { cleared: this.#cleared, buckets };
+    this.#dirty.clear();
+    this.#cleared = false;
+    return changes;
+  }
+
+  /** Changes taken but not stored (the write failed): taken again next time, with whatever changed since. */
+  giveBack(changes: IndexChanges): void {
+    for (const bucket of changes.buckets.keys()) this.#dirty.add(bucket);
+    this.#cleared ||= changes.cleared;
+  }
+
+  /** Every bucket counts as changed: the next takeChanges() holds the whole index (a writer taking over the store). */
+  markAllChanged(): void {
+    for (const side of [this.#owners, this.#guardians]) for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(agentId));
+  }
+
+  #bucket(bucket: bigint): IndexBucket {
+    const entries: IndexBucket = {};
+    for (let agentId = bucket * BUCKET_SIZE; agentId < (bucket + 1n) * BUCKET_SIZE; agentId++) {
+      const owner = this.#owners.get(agentId);
+      const guardian = this.#guardians.get(agentId);
+      if (owner !== undefined || guardian !== undefined) entries[agentId.toString()] = [owner ?? null, guardian ?? null];
+    }
+    return entries;
+  }
+
+  /** The journal of recent changes, to store with the buckets (a resumed index can then undo a reorganisation). */
+  storedJournal(): StoredUndo[] {
+    return this.#journal.map((undo) => [
+      undo.blockNumber.toString(),
+      undo.side === this.#owners ? 'o' : 'g',
+      undo.agentId.toString(),
+      undo.previous ?? null,
+    ]);
+  }
+
+  /** Replaces the index with stored buckets and journal; nothing counts as changed. */
+  load(buckets: Iterable<IndexBucket>, journal: readonly StoredUndo[]): void {
+    this.#owners.clear();
+    this.#guardians.clear();
+    for (const bucket of buckets) {
+      for (const [id, [owner, guardian]] of Object.entries(bucket)) {
+        const agentId = BigInt(id);
+        if (owner) this.#owners.set(agentId, owner);
+        if (guardian) this.#guardians.set(agentId, guardian);
+      }
+    }
+    this.#journal = journal.map(([blockNumber, side, agentId, previous]) => ({
+      blockNumber: BigInt(blockNumber),
+      side: side === 'o' ? this.#owners : this.#guardians,
+      agentId: BigInt(agentId),
+      previous: previous ?? undefined,
+    }));
+    this.#dirty.clear();
+    this.#cleared = false;
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */

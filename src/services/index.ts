@@ -51,6 +51,8 @@ export interface ServiceOptions {
   onEventError?: (error: unknown) => void;
   /** This instance among those sharing `store` (which one follows each open A2A task); default a random id. */
   instanceId?: string;
+  /** Agents whose reads and answers each network's cache holds (least recently used go first); default 10,000. */
+  agentCacheSize?: number;
   sessionSecret: Uint8Array;
   /** The service's signing keys; default: generated into `store`, whose ring holds them (tests, one process). */
   signingKeys?: SigningKeys;
@@ -64,6 +66,8 @@ export interface ServiceOptions {
   eventPollIntervalMs?: number;
   /** Most blocks per eth_getLogs while backfilling (halved on refusals); default 50,000. */
   maxLogRange?: bigint;
+  /** How long the stored agent index's writer lease outlives its last renewal (agent-queries.ts); default 15 s. */
+  indexLeaseMs?: number;
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /**
@@ -187,9 +191,13 @@ export function createServices(options: ServiceOptions): Services {
     publicUrl: options.publicUrl,
     appName: options.appName,
     signer: cardSigner,
+    store: options.store,
+    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
+    ...(options.agentCacheSize !== undefined ? { agentCacheSize: options.agentCacheSize } : {}),
     ...(options.accountAbstraction ? { accountAbstraction: options.accountAbstraction } : {}),
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
+    ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
   const limits: Limits = {

@@ -15,6 +15,13 @@ export interface KeyValueStore {
    * kept. If fn throws, nothing changes and the error propagates.
    */
   update<T>(key: string, fn: (current: T | undefined) => T | undefined, ttlMs?: number): Promise<T | undefined>;
+  /**
+   * update() of `key` that also writes other keys in the same transaction, all or nothing: fn sees the key's current
+   * value and returns its new one (undefined deletes; the expiry is kept) and `writes` (key to value, undefined
+   * deletes, no expiry). If fn throws, nothing is written: a writer whose record carries a fencing token refuses, in
+   * fn, to replace a newer one.
+   */
+  updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined>;
   delete(key: string): Promise<void>;
   /**
    * Atomic set-if-absent (a claim): stores `value` for `ttlMs` and resolves true if no live entry had the key,
@@ -34,6 +41,12 @@ export interface KeyValueStore {
   /** What the store holds now, for the operator's metrics (how fast clients make it grow). */
   size(): Promise<StoreSize>;
   close(): Promise<void>;
+}
+
+/** What an updateWith function returns: the key's new value and the other keys' writes. */
+export interface WithWrites<T> {
+  value: T | undefined;
+  writes: ReadonlyMap<string, unknown>;
 }
 
 /** A store's footprint, as its backend counts it. */

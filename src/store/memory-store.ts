@@ -9,6 +9,7 @@ import {
   nextCounter,
   type StoreSize,
   type WindowCounter,
+  type WithWrites,
 } from './key-value-store.js';
 import { SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
@@ -58,6 +59,20 @@ export class MemoryStore implements KeyValueStore {
     const text = encodeValue(next);
     this.#write(key, { text, expiresAt: ttlMs === undefined ? (entry?.expiresAt ?? null) : expiryFor(now, ttlMs) });
     return decodeValue<T>(text);
+  }
+
+  async updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined> {
+    let writes: [string, string | undefined][] = [];
+    const result = await this.update<T>(key, (current) => {
+      const next = fn(current);
+      writes = [...next.writes].map(([other, value]) => [other, value === undefined ? undefined : encodeValue(value)]);
+      return next.value;
+    });
+    for (const [other, text] of writes) {
+      if (text === undefined) this.#entries.delete(other);
+      else this.#write(other, { text, expiresAt: null });
+    }
+    return result;
   }
 
   async delete(key: string): Promise<void> {

@@ -11,7 +11,16 @@
 import { Redis, type RedisOptions, ReplyError } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { StoreUnavailableError } from '../core/errors.js';
-import { type Clock, decodeValue, encodeValue, expiryFor, type KeyValueStore, type StoreSize, type WindowCounter } from './key-value-store.js';
+import {
+  type Clock,
+  decodeValue,
+  encodeValue,
+  expiryFor,
+  type KeyValueStore,
+  type StoreSize,
+  type WindowCounter,
+  type WithWrites,
+} from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
 export const DEFAULT_REDIS_KEY_PREFIX = 'air:';
@@ -81,6 +90,28 @@ else
 end
 return 1`;
 
+// COMPARE_AND_SET's check on KEYS[1] (ARGV[1], ARGV[2]), then KEYS[1] set to ARGV[3] ('' with ARGV[4] = 'del' to
+// delete, keeping its expiry) and each further KEYS[i] set to ARGV[i + 3] (deleted when ARGV[i + 3] is ''), in one
+// script: all or nothing. Returns 1 if written.
+const COMPARE_AND_SET_MANY = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then
+  return 0
+end
+if ARGV[4] == 'del' then
+  redis.call('DEL', KEYS[1])
+elseif ARGV[1] == '1' then
+  redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
+else
+  redis.call('SET', KEYS[1], ARGV[3])
+end
+for i = 2, #KEYS do
+  if ARGV[i + 3] == '' then redis.call('DEL', KEYS[i]) else redis.call('SET', KEYS[i], ARGV[i + 3]) end
+end
+return 1`;
+
 // A fixed-window counter kept as the other adapters keep it: {"count":n,"resetAt":ms}. ARGV[1] now, ARGV[2] window ms.
 const INCREMENT = `
 local current = redis.call('GET', KEYS[1])
@@ -100,6 +131,7 @@ return {count, resetAt}`;
 type Scripted = Redis & {
   kvCompareAndSet(key: string, hadValue: string, expected: string, next: string, px: string, mode: string): Promise<number>;
   kvIncrement(key: string, now: string, windowMs: string): Promise<[number, number]>;
+  kvCompareAndSetMany(keyCount: number, ...keysThenArgs: string[]): Promise<number>;
 };
 
 export class RedisStore implements KeyValueStore {
@@ -118,6 +150,7 @@ export class RedisStore implements KeyValueStore {
     const redis = createRedisClient(options.url, { connectionName: 'store' });
     redis.defineCommand('kvCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     redis.defineCommand('kvIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    redis.defineCommand('kvCompareAndSetMany', { lua: COMPARE_AND_SET_MANY });
     this.#redis = redis as Scripted;
     let connected = false;
     let lost = false;
@@ -180,6 +213,24 @@ export class RedisStore implements KeyValueStore {
         if (written) return decodeValue<T>(text);
       }
       // another writer came first: read again, after a short random pause once contention lasts
+      if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 50)));
+    }
+    throw new Error(`update of ${key} kept conflicting with other writers (${MAX_UPDATE_ATTEMPTS} attempts)`);
+  }
+
+  async updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined> {
+    const redisKey = this.#key(key);
+    for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
+      const read = await this.#call(() => this.#redis.get(redisKey));
+      const { value, writes } = fn(read === null ? undefined : decodeValue<T>(read));
+      const text = value === undefined ? '' : encodeValue(value);
+      // a value is never '' (encodeValue's text is JSON or starts with a mark): '' says "delete"
+      const others = [...writes].map(([other, item]) => [this.#key(other), item === undefined ? '' : encodeValue(item)] as const);
+      const keys = [redisKey, ...others.map(([other]) => other)];
+      const args = [read === null ? '0' : '1', read ?? '', text, value === undefined ? 'del' : 'set', ...others.map(([, item]) => item)];
+      if (await this.#call(() => this.#redis.kvCompareAndSetMany(keys.length, ...keys, ...args))) {
+        return value === undefined ? undefined : decodeValue<T>(text);
+      }
       if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 50)));
     }
     throw new Error(`update of ${key} kept conflicting with other writers (${MAX_UPDATE_ATTEMPTS} attempts)`);

@@ -12,6 +12,7 @@ import {
   nextCounter,
   type StoreSize,
   type WindowCounter,
+  type WithWrites,
 } from './key-value-store.js';
 import { type FixedWindowOptions, SlidingWindowLimiter, type WindowLimiter, type WindowRule } from './sliding-window-limiter.js';
 
@@ -212,6 +213,22 @@ export class SqliteStore implements KeyValueStore {
       const text = encodeValue(next);
       rows.put(key, { value: text, expires_at: expiresAt });
       return decodeValue<T>(text);
+    });
+  }
+
+  updateWith<T>(key: string, fn: (current: T | undefined) => WithWrites<T>): Promise<T | undefined> {
+    const now = this.#clock();
+    return this.#queueWrite(key, (turn) => {
+      const current = turn.get(key, now);
+      // fn and every encoding first: when one throws, nothing of this write is staged
+      const { value, writes } = fn(current === undefined ? undefined : decodeValue<T>(textOf(current)));
+      const rows = [...writes].map(
+        ([other, item]) => [other, item === undefined ? undefined : { value: encodeValue(item), expires_at: null }] as const,
+      );
+      const text = value === undefined ? undefined : encodeValue(value);
+      for (const [other, row] of rows) turn.put(other, row);
+      turn.put(key, text === undefined ? undefined : { value: text, expires_at: current?.expires_at ?? null });
+      return text === undefined ? undefined : decodeValue<T>(text);
     });
   }
 

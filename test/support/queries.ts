@@ -64,6 +64,13 @@ export interface QueryTestAppOptions {
   demoVerifiersEd25519?: ServiceOptions['demoVerifiersEd25519'];
   /** Mount the A2A agent too (its card, JSON-RPC). */
   a2a?: boolean;
+  /** Most blocks per eth_getLogs (default the service's). */
+  maxLogRange?: bigint;
+  /** This instance, as the stored index's writer lease names it. */
+  instanceId?: string;
+  indexLeaseMs?: number;
+  /** Agents each network's cache holds (default the service's). */
+  agentCacheSize?: number;
   /** Where the app logs; default: silent. */
   logger?: Logger;
   /** Routes added to the table (and parts of the stack left out). */
@@ -100,6 +107,10 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     appName: 'Agent Identity Registry',
     metrics,
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
+    ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
+    ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
+    ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
+    ...(options.agentCacheSize !== undefined ? { agentCacheSize: options.agentCacheSize } : {}),
     ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
     ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),
     ...(options.demoVerifiersEd25519 ? { demoVerifiersEd25519: options.demoVerifiersEd25519 } : {}),

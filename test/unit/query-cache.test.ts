@@ -236,4 +236,31 @@ describe('HumanAgentIndex', () => {
     expect(index.agentsOf(A)).toEqual([1n]);
     expect(index.agentsOf(B)).toEqual([3n]);
   });
+
+  it('hands out the buckets a range changed, and a copy loaded from them (with its journal) answers and undoes alike', () => {
+    const index = new HumanAgentIndex();
+    const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
+    index.apply([at(10n, log('Transfer', { from: ZERO, to: A, tokenId: 1n })), at(10n, log('Transfer', { from: ZERO, to: B, tokenId: 2000n }))], 10n);
+    const first = index.takeChanges();
+    expect(first.cleared).toBe(false);
+    expect([...first.buckets.keys()]).toEqual([0n, 1n]); // ids 1 and 2000, 1,024 to a bucket
+    expect(first.buckets.get(1n)).toEqual({ '2000': [B, null] });
+    expect(index.takeChanges().buckets.size).toBe(0);
+
+    index.apply([at(12n, log('GuardianSet', { agentId: 1n, guardian: B }))], 12n);
+    const second = index.takeChanges();
+    expect([...second.buckets.keys()]).toEqual([0n]);
+    const copy = new HumanAgentIndex();
+    copy.load([second.buckets.get(0n)!, first.buckets.get(1n)!], index.storedJournal());
+    expect(copy.agentsOf(B)).toEqual([1n, 2000n]);
+    copy.rewindTo(11n); // the stored journal undoes the guardian
+    expect(copy.agentsOf(B)).toEqual([2000n]);
+    expect(copy.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null] });
+
+    // a clear says so, and a burn leaves its bucket empty (deleted from the store)
+    index.apply([at(13n, log('Transfer', { from: B, to: ZERO, tokenId: 2000n }))], 13n);
+    expect(index.takeChanges().buckets.get(1n)).toEqual({});
+    index.clear();
+    expect(index.takeChanges()).toEqual({ cleared: true, buckets: new Map() });
+  });
 });

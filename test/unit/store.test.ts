@@ -171,6 +171,35 @@ describe.each(adapters)('%s', (name, { open, travels }) => {
     expect(await store.get('k')).toEqual({ v: 1 });
   });
 
+  it('updateWith: the key and the other writes land together, or nothing does when fn refuses', async () => {
+    await store.set('gone', 1);
+    const written = await store.updateWith<{ token: number }>('checkpoint', (current) => ({
+      value: { token: (current?.token ?? 0) + 1 },
+      writes: new Map<string, unknown>([
+        ['bucket:1', { a: 1n }],
+        ['gone', undefined],
+      ]),
+    }));
+    expect(written).toEqual({ token: 1 });
+    expect(await store.get('bucket:1')).toEqual({ a: 1n });
+    expect(await store.get('gone')).toBeUndefined();
+    await expect(
+      store.updateWith('checkpoint', () => {
+        throw new Error('fenced');
+      }),
+    ).rejects.toThrow('fenced');
+    expect(await store.get('bucket:1')).toEqual({ a: 1n });
+    expect(await store.get('checkpoint')).toEqual({ token: 1 });
+    // concurrent writers each see the one before
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.updateWith<{ token: number }>('checkpoint', (c) => ({ value: { token: (c?.token ?? 0) + 1 }, writes: new Map([[`b${i}`, i]]) })),
+      ),
+    );
+    expect(await store.get('checkpoint')).toEqual({ token: 21 });
+    expect(await store.get('b19')).toBe(19);
+  });
+
   it('update: concurrent read-modify-writes lose no increment', async () => {
     await Promise.all(Array.from({ length: 50 }, () => store.update<number>('counter', (current) => (current ?? 0) + 1)));
     expect(await store.get('counter')).toBe(50);

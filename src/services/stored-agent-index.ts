@@ -1,0 +1,300 @@
+// The agents-by-human index of one network kept in the store, with the checkpoints (block number and hash) it is valid
+// at, so that a start resumes from it instead of reading every log from the registry's deploy block.
+//
+// - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers stored, the index's undo journal and
+//   the writer's fencing token) and one entry per bucket of agent ids (human-agent-index.ts). A write puts the
+//   buckets a poll changed and the checkpoint in one store transaction (updateWith), once per poll that reached the
+//   head, never per log.
+// - Resume: the stored index is loaded and the follower continues after its last checkpoint; the follower's first
+//   poll checks that block's hash, undoes a reorganisation through the older stored checkpoints and the journal, or
+//   starts over from the deploy block (then the stored buckets are replaced).
+// - One writer at a time: instances sharing a store (Redis) take a lease to write; each lease comes with a fencing
+//   token, a number that grows with every lease taken, stored with the checkpoint. A write whose token is older than
+//   the stored one is refused inside the store's transaction: a writer paused past its lease cannot overwrite what
+//   its successor stored. Instances that do not hold the lease follow the chain from the stored index and keep
+//   their own copy current in memory, and take the lease over when it expires (then write the whole index once).
+import type { Hash } from 'viem';
+import type { Checkpoint, RegistryEventFollower } from '../chain/registry-events.js';
+import type { KeyValueStore } from '../store/key-value-store.js';
+import type { HumanAgentIndex, IndexBucket, IndexChanges, StoredUndo } from './human-agent-index.js';
+
+export interface StoredAgentIndexOptions {
+  store: KeyValueStore;
+  /** Every key of this index starts with it: names the network, chain and registry. */
+  prefix: string;
+  index: HumanAgentIndex;
+  follower: Pick<RegistryEventFollower, 'onCheckpoint' | 'resumeFrom' | 'running'>;
+  /** This instance, as its lease names it. */
+  instanceId: string;
+  /** How long the writer's lease outlives its last renewal; default 15 s. */
+  leaseMs?: number;
+  clock?: () => number;
+  onError?: (error: unknown) => void;
+}
+
+/** The checkpoint record. */
+export interface StoredCheckpoint {
+  /** The follower's checkpoints, oldest first: [block number (decimal), hash]. */
+  checkpoints: [string, Hash][];
+  /** The bucket numbers (decimal) that hold agents. */
+  buckets: string[];
+  journal: StoredUndo[];
+  /** The fencing token of the lease it was written under. */
+  token: number;
+}
+
+interface Lease {
+  holder: string;
+}
+
+/** What one write stores: the changes since the last write and the state they lead to. */
+interface Snapshot {
+  changes: IndexChanges;
+  checkpoints: [string, Hash][];
+  journal: StoredUndo[];
+}
+
+/** Thrown inside the store's transaction: a writer with a newer token has stored its checkpoint. */
+export class FencedWriteError extends Error {
+  constructor(
+    readonly token: number,
+    readonly storedToken: number,
+  ) {
+    super(`The stored agent index was written under fencing token ${storedToken}; a write under ${token} is refused`);
+  }
+}
+
+class LeaseHeld extends Error {}
+
+export class StoredAgentIndex {
+  readonly #options: StoredAgentIndexOptions;
+  readonly #leaseMs: number;
+  readonly #clock: () => number;
+  /** The fencing token of the lease this instance holds; undefined while it does not write. */
+  #token: number | undefined;
+  /** Just took the lease: the next write stores the whole index, replacing what the previous writer left. */
+  #takeover = false;
+  #renewedAt = Number.NEGATIVE_INFINITY;
+  /** When a reader last tried to take the lease (it tries every third of the lease's term). */
+  #triedAt = Number.NEGATIVE_INFINITY;
+  /** A write waiting for the one in flight; later polls merge into it. */
+  #pending: Snapshot | undefined;
+  #writing: Promise<void> | undefined;
+  #acquiring: Promise<void> | undefined;
+  /** The last checkpoint stored (its block and hash), to skip polls that changed nothing. */
+  #lastStored: string | undefined;
+  /** stop() is under way: a lease being taken meanwhile is not kept. */
+  #stopping = false;
+
+  constructor(options: StoredAgentIndexOptions) {
+    this.#options = options;
+    this.#leaseMs = options.leaseMs ?? 15_000;
+    this.#clock = options.clock ?? Date.now;
+    options.follower.onCheckpoint((checkpoints) => this.#onCheckpoint(checkpoints));
+  }
+
+  /** Whether this instance holds the writer's lease now. */
+  get writing(): boolean {
+    return this.#token !== undefined;
+  }
+
+  /** The fencing token of this instance's lease (undefined when it does not hold it). */
+  get token(): number | undefined {
+    return this.#token;
+  }
+
+  #key(name: string): string {
+    return `${this.#options.prefix}${name}`;
+  }
+
+  /**
+   * Loads the stored index and has the follower continue after its checkpoint (call before the follower starts), and
+   * takes the writer's lease if it is free (the first poll's checkpoint is then stored at once). Resolves false,
+   * loading nothing, when nothing is stored or what is stored is incomplete.
+   */
+  async resume(): Promise<boolean> {
+    if (this.#token === undefined) {
+      this.#triedAt = this.#clock();
+      await this.#acquire();
+    }
+    const loaded = await this.#load();
+    // what the store holds is what was just loaded: the changes from here on are all there is to write
+    if (loaded) this.#takeover = false;
+    return loaded;
+  }
+
+  /** Resolves once no write is in flight or waiting. */
+  async idle(): Promise<void> {
+    while (this.#writing || this.#acquiring) {
+      await this.#writing;
+      await this.#acquiring;
+    }
+  }
+
+  async #load(): Promise<boolean> {
+    const { store, index, follower } = this.#options;
+    if (follower.running) return false; // already following from wherever it started
+    const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
+    if (!stored || stored.checkpoints.length === 0) return false;
+    const buckets = await Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))));
+    if (buckets.some((bucket) => bucket === undefined)) return false;
+    index.load(buckets as IndexBucket[], stored.journal);
+    follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
+    this.#lastStored = stored.checkpoints.at(-1)?.join(':');
+    return true;
+  }
+
+  /**
+   * Waits for a write in flight and lets the lease go, so another instance takes over at once (call once the follower
+   * has stopped; when it runs again, this instance takes the lease back if it is free).
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    try {
+      await this.#writing;
+      await this.#acquiring;
+      if (this.#token === undefined) return;
+      this.#token = undefined;
+      await this.#options.store
+        .update<Lease>(this.#key('lease'), (lease) => (lease?.holder === this.#options.instanceId ? undefined : lease))
+        .catch((error: unknown) => this.#options.onError?.(error));
+    } finally {
+      this.#stopping = false;
+    }
+  }
+
+  /** Runs in the follower's tick: the index is at the last checkpoint now. */
+  #onCheckpoint(checkpoints: readonly Checkpoint[]): void {
+    if (this.#stopping) return;
+    const { index } = this.#options;
+    if (this.#token === undefined) {
+      index.takeChanges(); // a reader's changes: written in full if it takes the lease over
+      if (this.#acquiring || this.#clock() - this.#triedAt < this.#leaseMs / 3) return;
+      this.#triedAt = this.#clock();
+      this.#acquiring = this.#acquire().finally(() => {
+        this.#acquiring = undefined;
+      });
+      return;
+    }
+    if (this.#takeover) {
+      this.#takeover = false;
+      index.markAllChanged();
+      const all = index.takeChanges();
+      all.cleared = true;
+      this.#queue(all, checkpoints);
+      return;
+    }
+    const changes = index.takeChanges();
+    const last = checkpoints.at(-1);
+    const unchanged = !changes.cleared && changes.buckets.size === 0 && last && `${last.number}:${last.hash}` === this.#lastStored;
+    if (!unchanged) this.#queue(changes, checkpoints);
+    else if (this.#clock() - this.#renewedAt > this.#leaseMs / 3) void this.#renew();
+  }
+
+  #queue(changes: IndexChanges, checkpoints: readonly Checkpoint[]): void {
+    const snapshot: Snapshot = {
+      changes,
+      checkpoints: checkpoints.map(({ number, hash }) => [number.toString(), hash]),
+      journal: this.#options.index.storedJournal(),
+    };
+    this.#pending = this.#pending ? merged(this.#pending, snapshot) : snapshot;
+    this.#writing ??= this.#drain().finally(() => {
+      this.#writing = undefined;
+    });
+  }
+
+  /** Writes the pending snapshots one after another. */
+  async #drain(): Promise<void> {
+    for (let snapshot = this.#pending; snapshot && this.#token !== undefined; snapshot = this.#pending) {
+      this.#pending = undefined;
+      try {
+        await this.#write(snapshot, this.#token);
+      } catch (error) {
+        if (error instanceof FencedWriteError) {
+          // a newer writer stored its index (not a fault: what fencing is for): this one only reads from now on
+          this.#token = undefined;
+          this.#pending = undefined;
+          return;
+        }
+        // the store did not answer: written with the next poll's changes
+        this.#pending = this.#pending ? merged(snapshot, this.#pending) : snapshot;
+        this.#options.onError?.(error);
+        return;
+      }
+      await this.#renew();
+    }
+  }
+
+  async #write(snapshot: Snapshot, token: number): Promise<void> {
+    const { changes } = snapshot;
+    await this.#options.store.updateWith<StoredCheckpoint>(this.#key('checkpoint'), (current) => {
+      if (current && current.token > token) throw new FencedWriteError(token, current.token);
+      const buckets = new Set(changes.cleared ? [] : (current?.buckets ?? []));
+      const writes = new Map<string, unknown>();
+      // a clear drops every bucket the store holds; those the index holds again are written below
+      if (changes.cleared) for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
+      for (const [bucket, entries] of changes.buckets) {
+        const empty = Object.keys(entries).length === 0;
+        writes.set(this.#key(`bucket:${bucket}`), empty ? undefined : entries);
+        if (empty) buckets.delete(bucket.toString());
+        else buckets.add(bucket.toString());
+      }
+      return { value: { checkpoints: snapshot.checkpoints, buckets: [...buckets], journal: snapshot.journal, token }, writes };
+    });
+    this.#lastStored = snapshot.checkpoints.at(-1)?.join(':');
+  }
+
+  /** Takes the lease when nobody holds it (or this instance did, before a restart), with a new fencing token. */
+  async #acquire(): Promise<void> {
+    const { store, instanceId } = this.#options;
+    try {
+      await store.update<Lease>(
+        this.#key('lease'),
+        (lease) => {
+          if (lease && lease.holder !== instanceId) throw new LeaseHeld();
+          return { holder: instanceId };
+        },
+        this.#leaseMs,
+      );
+    } catch (error) {
+      if (!(error instanceof LeaseHeld)) this.#options.onError?.(error);
+      return;
+    }
+    const token = await store
+      .update<number>(this.#key('fence'), (last) => (last ?? 0) + 1)
+      .catch((error: unknown) => {
+        this.#options.onError?.(error);
+        return undefined;
+      });
+    if (token === undefined || this.#stopping) return;
+    this.#token = token;
+    this.#takeover = true;
+    this.#renewedAt = this.#clock();
+  }
+
+  /** Keeps the lease; when another instance holds it now, this one stops writing. */
+  async #renew(): Promise<void> {
+    const { store, instanceId } = this.#options;
+    this.#renewedAt = this.#clock();
+    try {
+      await store.update<Lease>(
+        this.#key('lease'),
+        (lease) => {
+          if (lease && lease.holder !== instanceId) throw new LeaseHeld();
+          return { holder: instanceId };
+        },
+        this.#leaseMs,
+      );
+    } catch (error) {
+      if (error instanceof LeaseHeld) this.#token = undefined;
+      else this.#options.onError?.(error);
+    }
+  }
+}
+
+/** An unwritten snapshot followed by a later one: the later state, with the changes of both. */
+function merged(older: Snapshot, newer: Snapshot): Snapshot {
+  if (newer.changes.cleared) return newer;
+  const buckets = new Map([...older.changes.buckets, ...newer.changes.buckets]);
+  return { ...newer, changes: { cleared: older.changes.cleared, buckets } };
+}
