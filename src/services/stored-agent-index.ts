@@ -244,18 +244,24 @@ export class StoredAgentIndex {
     this.#lastStored = snapshot.checkpoints.at(-1)?.join(':');
   }
 
+  /** Holds the lease for another #leaseMs; throws LeaseHeld when another instance holds it. */
+  #holdLease(): Promise<Lease | undefined> {
+    const { store, instanceId } = this.#options;
+    return store.update<Lease>(
+      this.#key('lease'),
+      (lease) => {
+        if (lease && lease.holder !== instanceId) throw new LeaseHeld();
+        return { holder: instanceId };
+      },
+      this.#leaseMs,
+    );
+  }
+
   /** Takes the lease when nobody holds it (or this instance did, before a restart), with a new fencing token. */
   async #acquire(): Promise<void> {
-    const { store, instanceId } = this.#options;
+    const { store } = this.#options;
     try {
-      await store.update<Lease>(
-        this.#key('lease'),
-        (lease) => {
-          if (lease && lease.holder !== instanceId) throw new LeaseHeld();
-          return { holder: instanceId };
-        },
-        this.#leaseMs,
-      );
+      await this.#holdLease();
     } catch (error) {
       if (!(error instanceof LeaseHeld)) this.#options.onError?.(error);
       return;
@@ -274,17 +280,9 @@ export class StoredAgentIndex {
 
   /** Keeps the lease; when another instance holds it now, this one stops writing. */
   async #renew(): Promise<void> {
-    const { store, instanceId } = this.#options;
     this.#renewedAt = this.#clock();
     try {
-      await store.update<Lease>(
-        this.#key('lease'),
-        (lease) => {
-          if (lease && lease.holder !== instanceId) throw new LeaseHeld();
-          return { holder: instanceId };
-        },
-        this.#leaseMs,
-      );
+      await this.#holdLease();
     } catch (error) {
       if (error instanceof LeaseHeld) this.#token = undefined;
       else this.#options.onError?.(error);

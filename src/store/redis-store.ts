@@ -70,16 +70,19 @@ export function redisAddress(url: string): string {
   return `${parsed.hostname}:${parsed.port || 6379}`;
 }
 
-// KEYS[1] the key; ARGV[1] '1' if a value was read ('0' if none), ARGV[2] that value, ARGV[3] the new value ('' with
-// ARGV[5] = 'del' to delete), ARGV[4] px ('' to keep the expiry, or none for a new entry). Returns 1 if written.
-const COMPARE_AND_SET = `
+/** KEYS[1] must hold ARGV[2] (ARGV[1] = '1') or be absent (ARGV[1] = '0'): else the script answers 0. */
+const EXPECTED = `
 local current = redis.call('GET', KEYS[1])
 if ARGV[1] == '1' then
   if current ~= ARGV[2] then return 0 end
 elseif current then
   return 0
 end
-if ARGV[5] == 'del' then
+`;
+
+// KEYS[1] the key; ARGV[1] '1' if a value was read ('0' if none), ARGV[2] that value, ARGV[3] the new value ('' with
+// ARGV[5] = 'del' to delete), ARGV[4] px ('' to keep the expiry, or none for a new entry). Returns 1 if written.
+const COMPARE_AND_SET = `${EXPECTED}if ARGV[5] == 'del' then
   redis.call('DEL', KEYS[1])
 elseif ARGV[4] ~= '' then
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
@@ -93,14 +96,7 @@ return 1`;
 // COMPARE_AND_SET's check on KEYS[1] (ARGV[1], ARGV[2]), then KEYS[1] set to ARGV[3] ('' with ARGV[4] = 'del' to
 // delete, keeping its expiry) and each further KEYS[i] set to ARGV[i + 3] (deleted when ARGV[i + 3] is ''), in one
 // script: all or nothing. Returns 1 if written.
-const COMPARE_AND_SET_MANY = `
-local current = redis.call('GET', KEYS[1])
-if ARGV[1] == '1' then
-  if current ~= ARGV[2] then return 0 end
-elseif current then
-  return 0
-end
-if ARGV[4] == 'del' then
+const COMPARE_AND_SET_MANY = `${EXPECTED}if ARGV[4] == 'del' then
   redis.call('DEL', KEYS[1])
 elseif ARGV[1] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
