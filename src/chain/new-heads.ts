@@ -1,10 +1,14 @@
 // New blocks as the node announces them (eth_subscribe newHeads over WebSocket, through viem's webSocket transport),
 // so the log follower polls when a block arrives rather than up to a poll interval later. Polling stays: a socket
 // that drops (a node restarting, a provider closing idle sockets) costs latency, never an event. viem reconnects
-// the socket by itself.
+// the socket by itself, a few times (each failed attempt it reports on the console); the socket is closed once
+// nothing follows the chain any more, so a stopped service leaves nothing trying to reach its chain.
 import { createPublicClient, webSocket } from 'viem';
 import type { NetworkName } from '../core/networks.js';
 import { chainFor } from './clients.js';
+
+/** A chain restarted by its supervisor is back within a second; past these, polling carries on alone. */
+const RECONNECT_ATTEMPTS = 5;
 
 /** Calls `onHead` at each new block until the returned function is called. */
 export type HeadSource = (onHead: () => void) => () => void;
@@ -15,7 +19,19 @@ export const localWebSocketUrl = (rpcUrl: string): string => rpcUrl.replace(/^ht
 export function newHeads(network: NetworkName, url: string, onError: (error: Error) => void = () => undefined): HeadSource {
   const client = createPublicClient({
     chain: chainFor(network, { rpcUrl: url }),
-    transport: webSocket(url, { keepAlive: { interval: 30_000 }, reconnect: { attempts: Number.POSITIVE_INFINITY, delay: 1_000 } }),
+    transport: webSocket(url, { keepAlive: { interval: 30_000 }, reconnect: { attempts: RECONNECT_ATTEMPTS, delay: 1_000 } }),
   });
-  return (onHead) => client.watchBlockNumber({ onBlockNumber: () => onHead(), onError, emitMissed: false, emitOnBegin: false });
+  let watching = 0;
+  return (onHead) => {
+    watching++;
+    const unwatch = client.watchBlockNumber({ onBlockNumber: () => onHead(), onError, emitMissed: false, emitOnBegin: false });
+    return () => {
+      unwatch();
+      if (--watching > 0) return;
+      void client.transport
+        .getRpcClient()
+        .then((socket) => socket.close())
+        .catch(() => undefined);
+    };
+  };
 }

@@ -12,7 +12,8 @@ describe('backfill progress', () => {
   beforeAll(async () => {
     system = await deployTestSystem('testnet');
     // a history of 400 blocks past the deploy block, read 50 at a time
-    await system.client.request({ method: 'anvil_mine' as never, params: ['0x190'] as never });
+    // in four calls: one long anvil_mine may outlast the client's timeout on a loaded machine
+    for (let i = 0; i < 4; i++) await system.client.request({ method: 'anvil_mine' as never, params: ['0x64'] as never });
     const gateway = createNetworkGateway('testnet', {
       clientOptions: { rpcUrl: system.rpcUrl, ...LOCAL },
       contracts: system.deployment.contracts,
