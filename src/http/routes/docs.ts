@@ -14,6 +14,7 @@ import type { OpenApiDocument } from '../openapi/document.js';
 import { keepResponse, UNCHANGING } from '../response-cache.js';
 import type { Route } from '../route.js';
 
+const HTML = 'text/html; charset=utf-8';
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** The package files the page uses; nothing else of the package is served. */
@@ -63,8 +64,8 @@ export const openApiDocumentSchema = z.record(z.string(), z.unknown()).meta({ id
 /** The OpenAPI document, the docs page and its assets; `document` is read when first served (it describes these routes too). */
 export function docsRoutes(document: () => OpenApiDocument): Route[] {
   let json: string | undefined;
-  // the page is made once; its ETag with it, so that express does not hash the same page for every request
-  let html: { text: string; etag: string } | undefined;
+  // the page is made once, as bytes with their ETag: express then neither hashes nor encodes it per request
+  let html: { bytes: Buffer; etag: string } | undefined;
   return [
     {
       method: 'get',
@@ -90,11 +91,12 @@ export function docsRoutes(document: () => OpenApiDocument): Route[] {
       responses: { 200: { description: 'The page', contentType: 'text/html' } },
       handler: (_req, res) => {
         if (html === undefined) {
-          const text = page(`${document().info.title} API`);
-          html = { text, etag: `"${createHash('sha256').update(text).digest('base64url')}"` };
+          const bytes = Buffer.from(page(`${document().info.title} API`));
+          html = { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
         }
         res.setHeader('ETag', html.etag);
-        res.type('html').send(html.text);
+        res.setHeader('Content-Type', HTML);
+        res.send(html.bytes);
       },
     },
     {
