@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Address, encodeFunctionData } from 'viem';
+import { type Address, createPublicClient, encodeFunctionData, http, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { agentRegistryAbi } from '../src/contracts/artifacts/index.js';
 import { linkedRegistrationData } from '../src/core/registration-data.js';
@@ -27,9 +27,19 @@ const RELAYERS = 8;
 const GAS_PER_PROOF = 2_000_000n;
 const SAMPLES = 200;
 
+/** How long the benchmark waits for one of its own calls: mining a block of PER_BLOCK proofs takes seconds. */
+const DRIVER_TIMEOUT_MS = 300_000;
+
 /** Reads and writes of the chain the benchmark drives (not the service's: those are counted by its own metrics). */
+const drivers = new Map<string, PublicClient>();
 async function rpc(system: LocalSystem, method: string, params: unknown[] = []): Promise<unknown> {
-  return system.client.request({ method: method as never, params: params as never });
+  const url = system.chain.rpcUrl;
+  let client = drivers.get(url);
+  if (client === undefined) {
+    client = createPublicClient({ transport: http(url, { timeout: DRIVER_TIMEOUT_MS, retryCount: 0 }) });
+    drivers.set(url, client);
+  }
+  return client.request({ method: method as never, params: params as never });
 }
 
 interface Population {
