@@ -136,10 +136,17 @@ export function createA2aAgent(services: Services, options: A2aAgentOptions): A2
     options.streamKeepAliveMs ?? DEFAULT_STREAM_KEEPALIVE_MS,
   );
   const answer = jsonRpcCall(requestHandler, userBuilder, options.logger);
+  // when this card was signed (at the first request after a start or a key change): its Last-Modified
+  let signedAt = new Date();
+  const signedCard = services.cardSigner.perKey(async () => {
+    const signed = await services.cardSigner.signCard(card);
+    signedAt = new Date();
+    return signed;
+  });
   return {
     skills: card.skills,
     // signed once per signing key; the SDK serves it as is (v1.0) or translated (v0.3), signatures and all
-    card: atRoot(agentCardHandler({ agentCardProvider: services.cardSigner.perKey(() => services.cardSigner.signCard(card)), legacyCompat })),
+    card: withLastModified(signedCard, () => signedAt, atRoot(agentCardHandler({ agentCardProvider: signedCard, legacyCompat }))),
     rpc: (req, res, next) => {
       const ended = new AbortController();
       res.once('close', () => ended.abort());
@@ -171,5 +178,18 @@ function atRoot(handler: RequestHandler): RequestHandler {
       req.url = url;
       next(error);
     });
+  };
+}
+
+/**
+ * Sets Last-Modified (A2A v1.0 card caching, CARD-CACHE-003) before the SDK's card handler answers: the card is made
+ * first, so the date is the one of the card about to be served, and express answers If-Modified-Since with it.
+ */
+function withLastModified(made: () => Promise<unknown>, madeAt: () => Date, handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    made().then(() => {
+      res.setHeader('Last-Modified', madeAt().toUTCString());
+      return handler(req, res, next);
+    }, next);
   };
 }

@@ -16,7 +16,7 @@ import type { TestSystem } from '../support/chain.js';
 import { eventually, type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks } from '../support/registration-flow.js';
 import { mined, registryAs, setMaxAgentsPerHuman } from '../support/registry.js';
-import { exchange, listen } from '../support/response-cache.js';
+import { exchange, headerOf, listen } from '../support/response-cache.js';
 
 const TESTNET = 11142220;
 const EXTENSION_PATH = '/extensions/proof-of-human/v1';
@@ -237,6 +237,26 @@ describe('signed cards', () => {
     expect(JSON.stringify(card['capabilities'])).toContain('#/components/schemas/ProofOfHumanExtension');
     expect(schemas['ProofOfHumanExtension']?.properties?.['params']).toBeDefined();
     expect(Object.keys(schemas['AgentCardSignature']?.properties ?? {})).toEqual(['protected', 'signature']);
+  });
+
+  it("the service's card says when it was signed (Last-Modified), and If-Modified-Since is answered with it", async () => {
+    for (const headers of [{}, { 'A2A-Version': '1.0' }]) {
+      const first = await exchange(base, '/.well-known/agent-card.json', { headers });
+      const lastModified = headerOf(first, 'Last-Modified');
+      expect(lastModified).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+      const signedAt = Date.parse(lastModified as string);
+      expect(signedAt).toBeLessThanOrEqual(Date.now());
+      // unchanged since that date: 304 without a body; changed since an earlier one: the card
+      const unchanged = await exchange(base, '/.well-known/agent-card.json', {
+        headers: { ...headers, 'If-Modified-Since': lastModified as string },
+      });
+      expect(unchanged.status).toBe(304);
+      expect(unchanged.body.length).toBe(0);
+      const earlier = new Date(signedAt - 60_000).toUTCString();
+      const changed = await exchange(base, '/.well-known/agent-card.json', { headers: { ...headers, 'If-Modified-Since': earlier } });
+      expect(changed.status).toBe(200);
+      expect(headerOf(changed, 'Last-Modified')).toBe(lastModified);
+    }
   });
 
   it('a rotation: kept cards are signed again with the new key, which the JWKS lists beside the old one', async () => {
