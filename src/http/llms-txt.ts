@@ -192,5 +192,5 @@ export function llmsFullTxt(facts: OnboardingFacts, document: OpenApiDocument): 
     Object.entries(methods).map(([method, op]) => operationDetail(path, method, op as OpenApiOperation, base)),
   );
   const schemas = Object.entries(document.components.schemas).map(([name, schema]) => `### ${name}\n\n${code([schemaText(schema)])}`);
-  return [llmsTxt(facts).trimEnd(), '## Every operation', ...operations, '## Schemas', ...schemas].join('\n\n') + '\n';
+  return `${[llmsTxt(facts).trimEnd(), '## Every operation', ...operations, '## Schemas', ...schemas].join('\n\n')}\n`;
 }
