@@ -405,6 +405,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
       agentCacheSize: config.agentCacheEntries,
+      indexLeaseMs: config.indexLeaseMs,
       streamLimits: config.streams,
       demoAgents,
       demoVerifiers,

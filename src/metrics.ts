@@ -3,6 +3,17 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { StoreSize } from './store/key-value-store.js';
 
+/** Where one network's stored agents-by-human index stands, as one instance sees it. */
+export interface IndexWriterState {
+  network: string;
+  /** This instance holds the writer's lease. */
+  writing: boolean;
+  /** The fencing token of that lease (undefined while it does not write). */
+  token: number | undefined;
+  /** The stored checkpoint (shared by every instance on the store): its block and the token it was written under. */
+  checkpoint: { block: bigint; token: number } | undefined;
+}
+
 export class Metrics {
   readonly registry = new Registry();
 
@@ -77,6 +88,48 @@ export class Metrics {
   rpcRequest(network: string, methods: readonly string[] = []): void {
     this.rpcRoundTrips.inc({ network });
     for (const method of methods) this.rpcRequests.inc({ network, method });
+  }
+
+  /**
+   * Which instance writes each network's stored index and where that index stands, read at each scrape: an operator
+   * sees one writer per network across the instances of a store, its fencing token, and the checkpoint advance.
+   */
+  observeIndexWriters(read: () => Promise<IndexWriterState[]>): void {
+    let pending: Promise<IndexWriterState[]> | undefined;
+    const states = (): Promise<IndexWriterState[]> =>
+      (pending ??= read().finally(() => {
+        pending = undefined;
+      }));
+    const gauge = (name: string, help: string, value: (state: IndexWriterState) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['network'] as const,
+        registers: [this.registry],
+        async collect() {
+          try {
+            for (const state of await states()) {
+              const now = value(state);
+              if (now === undefined) this.remove({ network: state.network });
+              else this.set({ network: state.network }, now);
+            }
+          } catch {
+            // the store did not answer: its health says so; the gauges keep their last values
+          }
+        },
+      });
+    gauge('registry_index_writer', "1 while this instance holds the writer's lease of the network's stored agent index, else 0", (state) =>
+      state.writing ? 1 : 0,
+    );
+    gauge(
+      'registry_index_writer_token',
+      "The fencing token of this instance's writer lease (absent while it does not write)",
+      (state) => state.token,
+    );
+    gauge('registry_index_checkpoint_block', 'The block the stored agent index is valid at (shared by the instances of one store)', (state) =>
+      state.checkpoint === undefined ? undefined : Number(state.checkpoint.block),
+    );
+    gauge('registry_index_checkpoint_token', 'The fencing token the stored checkpoint was written under', (state) => state.checkpoint?.token);
   }
 
   /**

@@ -42,7 +42,7 @@ import { notFound, ServiceError } from '../core/errors.js';
 import { DEFAULT_NETWORK, NETWORK_NAMES, NETWORKS, type NetworkName } from '../core/networks.js';
 import { type ProofType, proofTypeOf, type StrengthLabel, strengthLabelOf } from '../core/proof-type.js';
 import { REGISTRATION_MODES, type RegistrationMode } from '../core/registration-modes.js';
-import type { Metrics } from '../metrics.js';
+import type { IndexWriterState, Metrics } from '../metrics.js';
 import { SessionTokens } from '../sessions/session-token.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache.js';
@@ -50,7 +50,7 @@ import { type AgentCard, buildAgentCard, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION } 
 import { answerKeys, ChangeFeed, type ChangeListener, type Reusable, UNTIL_SIGNING_KEY_CHANGES } from './answer-reuse.js';
 import type { CardSigner, Signed } from './card-signer.js';
 import { HumanAgentIndex } from './human-agent-index.js';
-import { StoredAgentIndex } from './stored-agent-index.js';
+import { StoredAgentIndex, type StoredCheckpoint } from './stored-agent-index.js';
 
 export interface AgentInfo {
   agentId: number;
@@ -274,6 +274,8 @@ interface NetworkQueries {
   index: HumanAgentIndex;
   /** The index as stored (when the service has a store). */
   stored: StoredAgentIndex | undefined;
+  /** Where the stored index's keys start. */
+  storePrefix: string;
   /** The stored index loaded (or not) before the follower's first start. */
   resumed?: Promise<boolean>;
 }
@@ -335,10 +337,11 @@ export class AgentQueryService {
     const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
     follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
     const { store } = this.#options;
+    const prefix = `agent-index:${network}:${gateway.chainId}:${gateway.contracts.registry.toLowerCase()}:`;
     const stored = store
       ? new StoredAgentIndex({
           store,
-          prefix: `agent-index:${network}:${gateway.chainId}:${gateway.contracts.registry.toLowerCase()}:`,
+          prefix,
           index,
           follower,
           instanceId: this.#instanceId,
@@ -359,7 +362,7 @@ export class AgentQueryService {
       cache.clear();
       index.rewindTo(ancestor);
     });
-    return { gateway, follower, live: () => follower.isLive(), cache, index, stored };
+    return { gateway, follower, live: () => follower.isLive(), cache, index, stored, storePrefix: prefix };
   }
 
   /** Starts a network's follower, after the stored index (if any) is loaded and the follower set to resume from it. */
@@ -385,6 +388,29 @@ export class AgentQueryService {
   /** A network's stored index, when the service keeps one (diagnostics and tests). */
   storedIndex(network: NetworkName): StoredAgentIndex | undefined {
     return this.#networks[network].stored;
+  }
+
+  /**
+   * Per network with a stored index: whether this instance writes it, under which token, and the checkpoint stored
+   * (read from the store now, so every instance reports the one the current writer stored) — for the metrics.
+   */
+  async indexWriters(): Promise<IndexWriterState[]> {
+    const { store } = this.#options;
+    const states = Object.entries(this.#networks).map(async ([network, { stored, storePrefix }]) => {
+      if (!store || !stored) return [];
+      // the checkpoint record of stored-agent-index.ts's layout
+      const checkpoint = await store.get<StoredCheckpoint>(`${storePrefix}checkpoint`);
+      const last = checkpoint?.checkpoints.at(-1);
+      return [
+        {
+          network,
+          writing: stored.writing,
+          token: stored.token,
+          checkpoint: checkpoint && last ? { block: BigInt(last[0]), token: checkpoint.token } : undefined,
+        },
+      ];
+    });
+    return (await Promise.all(states)).flat();
   }
 
   /**

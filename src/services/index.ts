@@ -200,6 +200,8 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
+  // which instance writes each network's stored index, and where it stands, at each scrape
+  options.metrics?.observeIndexWriters(() => queries.indexWriters());
   const limits: Limits = {
     sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
     pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),

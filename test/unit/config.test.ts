@@ -162,6 +162,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SIGNING_KEY_RETIRE_AFTER_MS: '-1' })).toThrow(/SIGNING_KEY_RETIRE_AFTER_MS/);
   });
 
+  it("reads the stored index writer's lease: 15 s by default, at least a second", () => {
+    expect(loadConfig({}).indexLeaseMs).toBe(15_000);
+    expect(loadConfig({ INDEX_LEASE_MS: '2000' }).indexLeaseMs).toBe(2_000);
+    expect(() => loadConfig({ INDEX_LEASE_MS: '500' })).toThrow(/INDEX_LEASE_MS: must be at least 1000/);
+    expect(() => loadConfig({ INDEX_LEASE_MS: 'soon' })).toThrow(/INDEX_LEASE_MS/);
+  });
+
   it('names every invalid variable in one error', () => {
     expect(() => loadConfig({ PORT: 'eighty', MAINNET_RPC_URL: 'not a url', TESTNET_RPC_URL: 'http://x', TESTNET_HUB_ADDRESS: '0x12' })).toThrow(
       /PORT[\s\S]*MAINNET_RPC_URL[\s\S]*TESTNET_HUB_ADDRESS/,
