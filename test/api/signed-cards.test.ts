@@ -240,7 +240,7 @@ describe('signed cards', () => {
   });
 
   it("the service's card says when it was signed (Last-Modified), and If-Modified-Since is answered with it", async () => {
-    for (const headers of [{}, { 'A2A-Version': '1.0' }]) {
+    for (const headers of [{}, { 'A2A-Version': '1.0' }] as Record<string, string>[]) {
       const first = await exchange(base, '/.well-known/agent-card.json', { headers });
       const lastModified = headerOf(first, 'Last-Modified');
       expect(lastModified).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
