@@ -101,6 +101,8 @@ export interface Config {
   responseCacheEntries: number;
   /** Agents whose chain reads and answers each network's cache holds, least recently used going first. */
   agentCacheEntries: number;
+  /** The registry index's backfill: most blocks per eth_getLogs (halved when refused), and the stored index's writer lease. */
+  registryIndex: { maxLogRange: bigint; leaseMs: number };
   /** Long-lived streams (A2A, scan-page events): open per client, per task or session, in all, and their longest life. */
   streams: { perClient: number; perSubject: number; total: number; maxLifetimeMs: number };
   /** GET /metrics: a bearer token it requires, and a listener of its own instead of the main port. */
@@ -287,6 +289,8 @@ const envSchema = z.object({
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
   RESPONSE_CACHE_ENTRIES: optional(z.coerce.number().int().min(0).max(10_000_000)).default(10_000),
   AGENT_CACHE_ENTRIES: optional(z.coerce.number().int().min(1).max(10_000_000)).default(10_000),
+  MAX_LOG_RANGE: optional(z.coerce.number().int().min(1).max(10_000_000)).default(50_000),
+  INDEX_LEASE_MS: optional(z.coerce.number().int().min(1_000).max(600_000)).default(15_000),
   MAX_STREAMS_PER_CLIENT: optional(z.coerce.number().int().min(1)).default(8),
   MAX_STREAMS_PER_SUBJECT: optional(z.coerce.number().int().min(1)).default(4),
   MAX_STREAMS: optional(z.coerce.number().int().min(1)).default(1_000),
@@ -454,6 +458,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
     responseCacheEntries: values.RESPONSE_CACHE_ENTRIES,
     agentCacheEntries: values.AGENT_CACHE_ENTRIES,
+    registryIndex: { maxLogRange: BigInt(values.MAX_LOG_RANGE), leaseMs: values.INDEX_LEASE_MS },
     streams: {
       perClient: values.MAX_STREAMS_PER_CLIENT,
       perSubject: values.MAX_STREAMS_PER_SUBJECT,

@@ -405,6 +405,8 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
       onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
       agentCacheSize: config.agentCacheEntries,
+      maxLogRange: config.registryIndex.maxLogRange,
+      indexLeaseMs: config.registryIndex.leaseMs,
       streamLimits: config.streams,
       demoAgents,
       demoVerifiers,
