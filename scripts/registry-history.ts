@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Address, encodeFunctionData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { type ChainClient, createChainClient } from '../src/chain/clients.js';
 import { agentRegistryAbi } from '../src/contracts/artifacts/index.js';
 import { linkedRegistrationData } from '../src/core/registration-data.js';
 import { advancedDeregisterUserData } from '../src/core/user-data.js';
@@ -15,9 +16,17 @@ import type { LocalSystem } from './local-system.js';
 const RELAYERS = 8;
 const GAS_PER_PROOF = 2_000_000n;
 
+/** Per chain, a client for the calls that drive it (mining blocks full of proofs), patient with a loaded machine. */
+const drivers = new WeakMap<LocalSystem, ChainClient>();
+
 /** Reads and writes of the chain the caller drives (not the service's: those are counted by its own metrics). */
 export async function rpc(system: LocalSystem, method: string, params: unknown[] = []): Promise<unknown> {
-  return system.client.request({ method: method as never, params: params as never });
+  let driver = drivers.get(system);
+  if (!driver) {
+    driver = createChainClient(system.network, { ...system.local, timeoutMs: 60_000 });
+    drivers.set(system, driver);
+  }
+  return driver.request({ method: method as never, params: params as never });
 }
 
 export interface Population {
@@ -61,9 +70,11 @@ export async function populate(system: LocalSystem, n: number, options: Populate
   const mine = async (): Promise<void> => {
     await rpc(system, 'evm_mine');
     blocks++;
-    if (gapBlocks > 0) {
-      await rpc(system, 'anvil_mine', [`0x${gapBlocks.toString(16)}`]);
-      blocks += gapBlocks;
+    // in short calls: one long anvil_mine may outlast the client's timeout on a loaded machine
+    for (let left = gapBlocks; left > 0; left -= 25) {
+      const count = Math.min(left, 25);
+      await rpc(system, 'anvil_mine', [`0x${count.toString(16)}`]);
+      blocks += count;
     }
   };
   const submit = async (userId: Address, userDefinedData: string): Promise<void> => {

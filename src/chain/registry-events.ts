@@ -150,6 +150,11 @@ export class RegistryEventFollower {
     return this.#running;
   }
 
+  /** Whether it has caught up with the chain once since its start (stays so). */
+  get caughtUp(): boolean {
+    return this.#caughtUp;
+  }
+
   /** Running, caught up once with the chain, its last poll successful and within staleAfterMs, the chain not known down. */
   isLive(): boolean {
     if (!this.#running || !this.#caughtUp || this.#failing || this.#recovering || this.#options.chainDown?.()) return false;

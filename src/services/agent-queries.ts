@@ -278,6 +278,9 @@ interface NetworkQueries {
   resumed?: Promise<boolean>;
 }
 
+/** The progress of a backfill whose target is not read yet. */
+const NOT_YET_KNOWN: IndexingProgress = { blocksDone: 0, blocksToGo: 0, blocksPerSecond: 0, etaSeconds: null };
+
 const NO_PROOF = {
   isVerified: false,
   proofProvider: zeroAddress,
@@ -399,8 +402,10 @@ export class AgentQueryService {
   /** Per network whose follower is still on its first backfill: how far it is (answers meanwhile read the chain). */
   indexing(): Partial<Record<NetworkName, IndexingProgress>> {
     const progress: Partial<Record<NetworkName, IndexingProgress>> = {};
-    for (const [network, { follower }] of Object.entries(this.#networks) as [NetworkName, NetworkQueries][]) {
-      const now = follower.indexing();
+    for (const [network, { follower, resumed }] of Object.entries(this.#networks) as [NetworkName, NetworkQueries][]) {
+      // started but before its first read of the head (the stored index loading, the first poll under way): the
+      // index is not live yet, how far it has to go not known yet
+      const now = follower.indexing() ?? (resumed !== undefined && !follower.caughtUp ? NOT_YET_KNOWN : undefined);
       if (now) progress[network] = now;
     }
     return progress;
