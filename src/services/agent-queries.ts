@@ -605,9 +605,19 @@ export class AgentQueryService {
     };
   }
 
-  /** The live agents of a human nullifier, in id order; reusable while the cache holds the list. */
+  /**
+   * The live agents of a human nullifier, in id order: from the index while the follower is live (reusable until a
+   * log changes the nullifier's list), else from the chain through the cache (reusable while the cache holds the list).
+   */
   async agentsByNullifier(network: NetworkName, nullifier: bigint): Promise<Reusable<AgentsByNullifier>> {
     const queries = this.#networks[network];
+    if (queries.follower.isLive()) {
+      const agents = queries.index.agentsOfNullifier(nullifier).map(Number);
+      return {
+        value: { nullifier: nullifier.toString(), agents, chainId: queries.gateway.chainId },
+        reuse: { keys: [network, answerKeys.nullifier(network, nullifier)], validUntilMs: Number.POSITIVE_INFINITY, live: queries.live },
+      };
+    }
     const ids = await queries.cache.agentsForNullifier(nullifier);
     const value = {
       nullifier: nullifier.toString(),
