@@ -14,6 +14,7 @@ import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalSystem, startLocalSystem } from '../../scripts/local-system.js';
 import { freePort, metricTotal, type Population, populate, serviceEnv, tempDataDir } from '../../scripts/registry-history.js';
+import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import type { IndexBucket } from '../../src/services/human-agent-index.js';
 import type { StoredCheckpoint } from '../../src/services/stored-agent-index.js';
 import { decodeValue } from '../../src/store/key-value-store.js';
@@ -46,6 +47,8 @@ describe('a first backfill killed with -9', () => {
   let head: bigint;
   let deployBlock: bigint;
   let humans: Address[];
+  /** The nullifiers of the busy humans. */
+  let nullifiers: bigint[];
   /** What a fresh instance that rebuilt from the deploy block answers, and stored. */
   let rebuilt: { answers: unknown[]; buckets: Record<string, IndexBucket>; getLogs: number };
   const dirs: string[] = [];
@@ -96,16 +99,19 @@ describe('a first backfill killed with -9', () => {
 
   const healthy = (instance: Instance) => until(instance, 'healthy', async () => ((await health(instance))?.status === 'ok' ? true : undefined));
 
-  /** Every human's agents; a 503 (the follower not live for a moment, on a loaded machine) is asked again. */
+  /** Every human's agents, and those of each nullifier; a 503 (the follower not live for a moment, on a loaded machine) is asked again. */
   async function answers(instance: Instance): Promise<unknown[]> {
-    const ask = async (human: Address): Promise<unknown> => {
+    const ask = async (path: string): Promise<unknown> => {
       for (let attempt = 0; ; attempt++) {
-        const res = await fetch(`${instance.base}/api/agent/agents/${TESTNET}/${human}`);
+        const res = await fetch(`${instance.base}/api/agent/${path}`);
         if (res.status !== 503 || attempt === 20) return res.json();
         await sleep(250);
       }
     };
-    return Promise.all(humans.map(ask));
+    return Promise.all([
+      ...humans.map((human) => ask(`agents/${TESTNET}/${human}`)),
+      ...nullifiers.map((nullifier) => ask(`agents-by-nullifier/${TESTNET}/${nullifier}`)),
+    ]);
   }
 
   /** The stored index's buckets, by bucket number. */
@@ -142,6 +148,11 @@ describe('a first backfill killed with -9', () => {
     head = await testnet.client.getBlockNumber({ cacheTime: 0 });
     deployBlock = testnet.deployment.registryDeployBlock;
     humans = [...new Set(population.agents.map((a) => a.human))];
+    const registry = testnet.deployment.contracts.registry;
+    // the busy humans' agents are 1-10, then 11-20 and so on: each of 1-10 names one of them
+    const nullifierOf = (agentId: bigint) =>
+      testnet.client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'agentNullifier', args: [agentId] });
+    nullifiers = await Promise.all(Array.from({ length: 10 }, (_, i) => nullifierOf(BigInt(i + 1))));
 
     const fresh = await start();
     await healthy(fresh);
@@ -154,11 +165,23 @@ describe('a first backfill killed with -9', () => {
     }
     await kill(fresh, 'SIGINT');
     // what the chain holds: the busy humans' ten agents each, and no deregistered agent
-    const listed = rebuilt.answers as { agents: number[]; humanAddress: Address }[];
+    const listed = rebuilt.answers.slice(0, humans.length) as { agents: number[]; humanAddress: Address }[];
     expect(listed.find((a) => a.humanAddress === population.busyHumans[0])?.agents).toHaveLength(10);
     const agentIds = listed.flatMap((a) => a.agents);
     expect(agentIds).toHaveLength(population.agents.length - population.deregistered.length);
     for (const id of population.deregistered) expect(agentIds).not.toContain(Number(id));
+    // and the nullifiers' lists are the registry's own
+    const byNullifier = rebuilt.answers.slice(humans.length) as { agents: number[] }[];
+    for (const [i, nullifier] of nullifiers.entries()) {
+      const onChain = await testnet.client.readContract({
+        address: registry,
+        abi: agentRegistryAbi,
+        functionName: 'getAgentsForNullifier',
+        args: [nullifier],
+      });
+      expect(byNullifier[i]?.agents).toEqual([...onChain].map(Number).sort((a, b) => a - b));
+    }
+    expect(byNullifier[0]?.agents).toHaveLength(10);
   }, 240_000);
 
   afterAll(async () => {
