@@ -9,131 +9,14 @@
 //   - the first indexing: start to healthy beyond a start with no history, and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (first asked) and warm, p50 and p99.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Address, createPublicClient, encodeFunctionData, http, type PublicClient } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { agentRegistryAbi } from '../src/contracts/artifacts/index.js';
-import { linkedRegistrationData } from '../src/core/registration-data.js';
-import { advancedDeregisterUserData } from '../src/core/user-data.js';
-import { attestedProof, type ProofContext, proofContext, verifySelfProofAbi } from '../src/identity-app/index.js';
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { type LocalSystem, startLocalSystem } from './local-system.js';
+import { freePort, metricTotal, populate, serviceEnv, tempDataDir } from './registry-history.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const PER_BLOCK = 200;
-const RELAYERS = 8;
-const GAS_PER_PROOF = 2_000_000n;
 const SAMPLES = 200;
-
-/** How long the benchmark waits for one of its own calls: mining a block of PER_BLOCK proofs takes seconds. */
-const DRIVER_TIMEOUT_MS = 300_000;
-
-/** Reads and writes of the chain the benchmark drives (not the service's: those are counted by its own metrics). */
-const drivers = new Map<string, PublicClient>();
-async function rpc(system: LocalSystem, method: string, params: unknown[] = []): Promise<unknown> {
-  const url = system.chain.rpcUrl;
-  let client = drivers.get(url);
-  if (client === undefined) {
-    client = createPublicClient({ transport: http(url, { timeout: DRIVER_TIMEOUT_MS, retryCount: 0 }) });
-    drivers.set(url, client);
-  }
-  return client.request({ method: method as never, params: params as never });
-}
-
-interface Population {
-  agents: { agentId: bigint; human: Address }[];
-  /** A human with ten agents. */
-  busyHuman: Address;
-  deregistered: number;
-  blocks: number;
-}
-
-/** Registers `n` agents (and deregisters 1%) through verifySelfProof, PER_BLOCK to a block. */
-async function populate(system: LocalSystem, n: number): Promise<Population> {
-  const registry = system.deployment.contracts.registry;
-  await system.operator.writeContract({ address: registry, abi: agentRegistryAbi, functionName: 'setMaxAgentsPerHuman', args: [0n] });
-  const chainId = await system.client.getChainId();
-  const context: ProofContext = await proofContext(system.client, registry);
-  const relayers = await Promise.all(Array.from({ length: RELAYERS }, () => system.newWallet()));
-  const nonces = await Promise.all(relayers.map((r) => system.client.getTransactionCount({ address: r.account.address })));
-  const gasPrice = await system.client.getGasPrice();
-  await rpc(system, 'evm_setBlockGasLimit', [`0x${(GAS_PER_PROOF * BigInt(PER_BLOCK) * 2n).toString(16)}`]);
-  await rpc(system, 'evm_setAutomine', [false]);
-
-  const busy = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()).address);
-  const humanOf = (i: number): Address => (i < 100 ? (busy[i % 10] as Address) : privateKeyToAccount(generatePrivateKey()).address);
-  let sent = 0;
-  let blocks = 0;
-  const submit = async (userId: Address, userDefinedData: string): Promise<void> => {
-    const { args } = await attestedProof(
-      {
-        attester: system.attester,
-        request: { registry, chainId, scopeSeed: 'self-agent-id', userId, userDefinedData, disclosures: { minimumAge: 0, ofac: false } },
-      },
-      context,
-    );
-    const relayer = sent % RELAYERS;
-    const wallet = relayers[relayer]!;
-    const data = encodeFunctionData({ abi: verifySelfProofAbi, functionName: 'verifySelfProof', args });
-    const signed = await wallet.account.signTransaction!({
-      to: registry,
-      data,
-      gas: GAS_PER_PROOF,
-      gasPrice,
-      nonce: nonces[relayer]!++,
-      chainId,
-      type: 'legacy',
-    });
-    await rpc(system, 'eth_sendRawTransaction', [signed]);
-    if (++sent % PER_BLOCK === 0) {
-      await rpc(system, 'evm_mine');
-      blocks++;
-    }
-  };
-
-  const registered: { agent: Address; human: Address }[] = [];
-  for (let i = 0; i < n; i++) {
-    const agent = privateKeyToAccount(generatePrivateKey());
-    const human = humanOf(i);
-    // a new agent key's registration nonce is 0
-    await submit(human, await linkedRegistrationData(agent, human, { chainId, registry, nonce: 0n, configIndex: 0 }));
-    registered.push({ agent: agent.address, human });
-  }
-  await rpc(system, 'evm_mine');
-  blocks++;
-  // one in a hundred deregistered by its human (never the busy humans' agents)
-  const leaving = registered.filter((_, i) => i >= 100 && i % 100 === 0);
-  for (const { agent, human } of leaving) await submit(human, advancedDeregisterUserData({ configIndex: 0, agent }));
-  await rpc(system, 'evm_mine');
-  blocks++;
-  await rpc(system, 'evm_setAutomine', [true]);
-
-  // the last agent's NFT exists, and a deregistered one's is burned: every proof went through
-  await system.client.readContract({ address: registry, abi: agentRegistryAbi, functionName: 'ownerOf', args: [BigInt(n)] });
-  const burned =
-    leaving.length > 0
-      ? await system.client
-          .readContract({ address: registry, abi: agentRegistryAbi, functionName: 'ownerOf', args: [BigInt(registered.indexOf(leaving[0]!) + 1)] })
-          .then(
-            () => false,
-            () => true,
-          )
-      : true;
-  const agents = registered.map((r, i) => ({ agentId: BigInt(i + 1), human: r.human }));
-  if (!burned) throw new Error('a deregistration did not go through');
-  return { agents, busyHuman: busy[0] as Address, deregistered: leaving.length, blocks };
-}
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 
 interface Started {
   child: ChildProcess;
@@ -144,21 +27,7 @@ interface Started {
 /** Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live). */
 async function startService(chains: { testnet: LocalSystem; mainnet: LocalSystem }, dataDir: string): Promise<Started> {
   const port = await freePort();
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  for (const [network, system] of Object.entries(chains)) {
-    const prefix = network.toUpperCase();
-    const c = system.deployment.contracts;
-    Object.assign(env, {
-      [`${prefix}_RPC_URL`]: system.chain.rpcUrl,
-      [`${prefix}_REGISTRY_ADDRESS`]: c.registry,
-      [`${prefix}_PROOF_PROVIDER_ADDRESS`]: c.proofProvider,
-      [`${prefix}_HUB_ADDRESS`]: c.hub,
-      [`${prefix}_DEMO_VERIFIER_ADDRESS`]: c.demoVerifier,
-      [`${prefix}_MULTICALL_ADDRESS`]: c.multicall,
-      [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: String(system.deployment.registryDeployBlock),
-      ...(c.demoVerifierEd25519 ? { [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: c.demoVerifierEd25519 } : {}),
-    });
-  }
+  const env = serviceEnv(chains, dataDir, port);
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, ['dist/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
@@ -179,15 +48,6 @@ async function stopService(started: Started): Promise<void> {
   const exited = new Promise((resolve) => started.child.once('exit', resolve));
   started.child.kill('SIGTERM');
   await exited;
-}
-
-/** The sum of a metric's samples (all label sets) in the exposition text. */
-async function metricTotal(base: string, name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
 const percentile = (values: number[], p: number): number => {
@@ -219,7 +79,7 @@ const mainnet = await startLocalSystem(42220);
 try {
   // what a start costs with no history: the rest of a start to healthy is the first indexing
   const empty = await startLocalSystem(11142220);
-  const emptyDir = mkdtempSync(join(tmpdir(), 'bench-history-'));
+  const emptyDir = tempDataDir();
   const baseline = await startService({ testnet: empty, mainnet }, emptyDir);
   await stopService(baseline);
   await empty.chain.stop();
@@ -227,10 +87,10 @@ try {
 
   for (const n of SIZES) {
     const testnet = await startLocalSystem(11142220);
-    const dataDir = mkdtempSync(join(tmpdir(), 'bench-history-'));
+    const dataDir = tempDataDir();
     try {
       const populatedAt = performance.now();
-      const population = await populate(testnet, n);
+      const population = await populate(testnet, n, { perBlock: PER_BLOCK });
       const populateS = (performance.now() - populatedAt) / 1000;
       const head = Number(await testnet.client.getBlockNumber({ cacheTime: 0 }));
       const historyBlocks = head - Number(testnet.deployment.registryDeployBlock);
@@ -241,13 +101,13 @@ try {
       const chainId = 11142220;
       const sample = population.agents.filter((_, i) => i % Math.max(1, Math.floor(n / SAMPLES)) === 0).slice(0, SAMPLES);
       const verify = await latency(sample.map((a) => `${first.base}/api/agent/verify/${chainId}/${a.agentId}`));
-      const byHuman = await latency(Array.from({ length: 20 }, () => `${first.base}/api/agent/agents/${chainId}/${population.busyHuman}`));
+      const byHuman = await latency(Array.from({ length: 20 }, () => `${first.base}/api/agent/agents/${chainId}/${population.busyHumans[0]}`));
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
       const restartRpc = await metricTotal(restart.base, 'rpc_requests_total');
       await stopService(restart);
 
-      const events = n + population.deregistered;
+      const events = n + population.deregistered.length;
       const seconds = Math.max(first.healthyMs - baseline.healthyMs, 1) / 1000;
       rows.push({
         agents: n,

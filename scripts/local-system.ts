@@ -8,6 +8,7 @@ import { RegistryGateway } from '../src/chain/registry-gateway.js';
 import { addressAgentKey } from '../src/core/agent-key.js';
 import { ed25519ChallengeHash } from '../src/core/challenge.js';
 import { ed25519ExtKpub } from '../src/core/ed25519-key.js';
+import type { NetworkName } from '../src/core/networks.js';
 import { linkedRegistrationData } from '../src/core/registration-data.js';
 import { ed25519RegisterUserData } from '../src/core/user-data.js';
 import { type Deployment, deployContracts } from '../src/devnet/deploy.js';
@@ -16,6 +17,7 @@ import { fund } from '../src/devnet/embedded.js';
 import { prove } from '../src/identity-app/index.js';
 
 export interface LocalSystem {
+  network: NetworkName;
   chain: DevChain;
   /** Client options for the chain (fast polling: anvil mines at once). */
   local: ClientOptions;
@@ -51,7 +53,7 @@ export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem>
     });
     return new ChainGateway({ mainnet: network, testnet: network });
   };
-  return { chain, local, client, attester, deployment, operator, newWallet, gateway };
+  return { network, chain, local, client, attester, deployment, operator, newWallet, gateway };
 }
 
 /** Submits a proof for `human` carrying `userDefinedData`, from a fresh funded relayer. */

@@ -101,11 +101,8 @@ export interface Config {
   responseCacheEntries: number;
   /** Agents whose chain reads and answers each network's cache holds, least recently used going first. */
   agentCacheEntries: number;
-  /**
-   * How long the writer's lease of the stored agent index outlives its last renewal (renewed at the log polls): when a
-   * writer stops, another instance takes over this much later. Keep it several poll intervals long.
-   */
-  indexLeaseMs: number;
+  /** The registry index's backfill: most blocks per eth_getLogs (halved when refused), and the stored index's writer lease. */
+  registryIndex: { maxLogRange: bigint; leaseMs: number };
   /** Long-lived streams (A2A, scan-page events): open per client, per task or session, in all, and their longest life. */
   streams: { perClient: number; perSubject: number; total: number; maxLifetimeMs: number };
   /** GET /metrics: a bearer token it requires, and a listener of its own instead of the main port. */
@@ -292,6 +289,7 @@ const envSchema = z.object({
   MAX_CONNECTIONS: optional(z.coerce.number().int().min(0)).default(1_000),
   RESPONSE_CACHE_ENTRIES: optional(z.coerce.number().int().min(0).max(10_000_000)).default(10_000),
   AGENT_CACHE_ENTRIES: optional(z.coerce.number().int().min(1).max(10_000_000)).default(10_000),
+  MAX_LOG_RANGE: optional(z.coerce.number().int().min(1).max(10_000_000)).default(50_000),
   INDEX_LEASE_MS: optional(z.coerce.number().int().min(1_000, 'must be at least 1000 (1 s)').max(600_000, 'must be at most 600000 (10 min)')).default(
     15_000,
   ),
@@ -462,7 +460,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: { requestTimeoutMs: values.REQUEST_TIMEOUT_MS, headersTimeoutMs: values.HEADERS_TIMEOUT_MS, maxConnections: values.MAX_CONNECTIONS },
     responseCacheEntries: values.RESPONSE_CACHE_ENTRIES,
     agentCacheEntries: values.AGENT_CACHE_ENTRIES,
-    indexLeaseMs: values.INDEX_LEASE_MS,
+    registryIndex: { maxLogRange: BigInt(values.MAX_LOG_RANGE), leaseMs: values.INDEX_LEASE_MS },
     streams: {
       perClient: values.MAX_STREAMS_PER_CLIENT,
       perSubject: values.MAX_STREAMS_PER_SUBJECT,

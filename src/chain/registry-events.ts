@@ -41,9 +41,21 @@ export interface FollowerOptions {
   chainDown?: () => boolean;
   /** New blocks as they come (WebSocket): each wakes the follower at once, the interval staying as the fallback. */
   heads?: HeadSource;
+  /** Least time between two checkpoints inside one long poll (a backfill); default CHECKPOINT_EVERY_MS. */
+  checkpointEveryMs?: number;
 }
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
+
+/**
+ * A poll that spans many windows (a first backfill, hours on a public RPC) makes a checkpoint after the first
+ * window ending this long after its last one, so that an interrupted backfill loses at most about this much work.
+ * Time rather than a count of windows: windows shrink when a provider refuses ranges and their pace varies with the
+ * provider. Each costs at most one eth_getBlockByNumber and one store write of the buckets changed since the last;
+ * every 2 s that is well under 1% of a backfill, and more often than a third of the stored index's lease (15 s), so
+ * a writer's backfill renews its lease as it goes.
+ */
+export const CHECKPOINT_EVERY_MS = 2_000;
 
 /**
  * How many blocks back a reorganisation is undone in place (checkpoints and the owner index's undo journal cover
@@ -118,6 +130,7 @@ export class RegistryEventFollower {
       maxLogRange: options.maxLogRange ?? DEFAULT_MAX_LOG_RANGE,
       staleAfterMs: options.staleAfterMs ?? Math.max(10 * options.intervalMs, 5_000),
       clock: options.clock ?? Date.now,
+      checkpointEveryMs: options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS,
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.chainDown ? { chainDown: options.chainDown } : {}),
       ...(options.heads ? { heads: options.heads } : {}),
@@ -135,6 +148,11 @@ export class RegistryEventFollower {
 
   get running(): boolean {
     return this.#running;
+  }
+
+  /** Whether it has caught up with the chain once since its start (stays so). */
+  get caughtUp(): boolean {
+    return this.#caughtUp;
   }
 
   /** Running, caught up once with the chain, its last poll successful and within staleAfterMs, the chain not known down. */
@@ -167,8 +185,9 @@ export class RegistryEventFollower {
   }
 
   /**
-   * Calls `listener` at the end of every poll that reached the chain's head, with the checkpoints kept (oldest first,
-   * the last one the block just processed): what a stored index is valid at, and what resumeFrom() takes back.
+   * Calls `listener` at the end of every poll that reached the chain's head, and every checkpointEveryMs within a
+   * long poll (a backfill), with the checkpoints kept (oldest first, the last one the block just processed): what a
+   * stored index is valid at, and what resumeFrom() takes back.
    */
   onCheckpoint(listener: (checkpoints: readonly Checkpoint[]) => void): () => void {
     this.#checkpointListeners.add(listener);
@@ -350,6 +369,7 @@ export class RegistryEventFollower {
     }
     let window = this.#options.maxLogRange;
     let checks: Promise<(() => void)[]> | undefined;
+    let checkpointedAt = this.#options.clock();
     try {
       while (this.#processed < latest) {
         const fromBlock = this.#processed + 1n;
@@ -370,8 +390,14 @@ export class RegistryEventFollower {
         const apply = toBlock === latest && checks ? await checks : [];
         this.#deliver(logs, toBlock);
         for (const applyCheck of apply) applyCheck();
+        const stopping = !this.#running;
+        // and at a stop(), so that a stopped backfill's progress is stored too
+        if (toBlock < latest && (stopping || this.#options.clock() - checkpointedAt >= this.#options.checkpointEveryMs)) {
+          await this.#checkpointWithin(logs, toBlock);
+          checkpointedAt = this.#options.clock();
+        }
         // stop() ends a long backfill between windows (its progress is kept for the next start).
-        if (!this.#running && this.#processed < latest) return;
+        if (stopping && this.#processed < latest) return;
       }
     } finally {
       checks?.catch(() => undefined); // not awaited when the logs failed first
@@ -402,6 +428,21 @@ export class RegistryEventFollower {
   #runChecks(blockNumber: bigint): Promise<(() => void)[]> | undefined {
     const reads = [...this.#checks].flatMap((check) => check(blockNumber, this.#client) ?? []);
     return reads.length > 0 ? Promise.all(reads) : undefined;
+  }
+
+  /**
+   * A checkpoint at `toBlock`, the end of a window short of the head. Its hash comes with the window's last log when
+   * that log is in `toBlock`, else from one eth_getBlockByNumber. Checks are not run: they read the head's state.
+   */
+  async #checkpointWithin(logs: readonly RegistryLog[], toBlock: bigint): Promise<void> {
+    const last = logs.reduce<RegistryLog | undefined>(
+      (latest, log) => (latest === undefined || log.blockNumber > latest.blockNumber ? log : latest),
+      undefined,
+    );
+    const hash = last?.blockNumber === toBlock && last.blockHash ? last.blockHash : await this.#hashAt(toBlock);
+    // the chain no longer reaches that block (a local chain restarted): the next poll finds out
+    if (hash === undefined || this.#processed !== toBlock) return;
+    this.#checkpoint({ number: toBlock, hash });
   }
 
   #checkpoint(checkpoint: Checkpoint): void {

@@ -280,6 +280,9 @@ interface NetworkQueries {
   resumed?: Promise<boolean>;
 }
 
+/** The progress of a backfill whose target is not read yet. */
+const NOT_YET_KNOWN: IndexingProgress = { blocksDone: 0, blocksToGo: 0, blocksPerSecond: 0, etaSeconds: null };
+
 const NO_PROOF = {
   isVerified: false,
   proofProvider: zeroAddress,
@@ -425,8 +428,10 @@ export class AgentQueryService {
   /** Per network whose follower is still on its first backfill: how far it is (answers meanwhile read the chain). */
   indexing(): Partial<Record<NetworkName, IndexingProgress>> {
     const progress: Partial<Record<NetworkName, IndexingProgress>> = {};
-    for (const [network, { follower }] of Object.entries(this.#networks) as [NetworkName, NetworkQueries][]) {
-      const now = follower.indexing();
+    for (const [network, { follower, resumed }] of Object.entries(this.#networks) as [NetworkName, NetworkQueries][]) {
+      // started but before its first read of the head (the stored index loading, the first poll under way): the
+      // index is not live yet, how far it has to go not known yet
+      const now = follower.indexing() ?? (resumed !== undefined && !follower.caughtUp ? NOT_YET_KNOWN : undefined);
       if (now) progress[network] = now;
     }
     return progress;
@@ -626,9 +631,19 @@ export class AgentQueryService {
     };
   }
 
-  /** The live agents of a human nullifier, in id order; reusable while the cache holds the list. */
+  /**
+   * The live agents of a human nullifier, in id order: from the index while the follower is live (reusable until a
+   * log changes the nullifier's list), else from the chain through the cache (reusable while the cache holds the list).
+   */
   async agentsByNullifier(network: NetworkName, nullifier: bigint): Promise<Reusable<AgentsByNullifier>> {
     const queries = this.#networks[network];
+    if (queries.follower.isLive()) {
+      const agents = queries.index.agentsOfNullifier(nullifier).map(Number);
+      return {
+        value: { nullifier: nullifier.toString(), agents, chainId: queries.gateway.chainId },
+        reuse: { keys: [network, answerKeys.nullifier(network, nullifier)], validUntilMs: Number.POSITIVE_INFINITY, live: queries.live },
+      };
+    }
     const ids = await queries.cache.agentsForNullifier(nullifier);
     const value = {
       nullifier: nullifier.toString(),

@@ -1,5 +1,8 @@
 // Which agents belong to a human wallet, built from the registry's logs (its ERC-721 is not enumerable): an
 // address's agents are those whose NFT it owns (ERC-721 Transfer) and those it is the guardian of (GuardianSet).
+// And the agents of each human nullifier, as the registry lists them: an agent joins its nullifier's list when it is
+// registered with a proof (AgentRegisteredWithHumanProof carries the nullifier) and leaves it when revoked
+// (HumanProofRevoked, with the burn).
 // The network's log follower backfills it from the registry's deploy block and keeps it current; burns (Transfer
 // to the zero address) remove the agent from both sides.
 //
@@ -19,22 +22,24 @@ import { type Address, getAddress, zeroAddress } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 
-class AddressIndex {
-  readonly #byAgent = new Map<bigint, Address>();
-  readonly #byAddress = new Map<Address, Set<bigint>>();
+/** One value per agent (its owner, guardian or nullifier), and the agents of each value. */
+class SideIndex<V extends Address | bigint> {
+  readonly #byAgent = new Map<bigint, V>();
+  readonly #byAddress = new Map<V, Set<bigint>>();
 
-  get(agentId: bigint): Address | undefined {
+  get(agentId: bigint): V | undefined {
     return this.#byAgent.get(agentId);
   }
 
-  set(agentId: bigint, address: Address): void {
+  /** The agent's value now; undefined (or the zero address) removes it. */
+  set(agentId: bigint, value: V | undefined): void {
     this.remove(agentId);
-    if (address === zeroAddress) return;
-    this.#byAgent.set(agentId, address);
-    let set = this.#byAddress.get(address);
+    if (value === undefined || (value as Address | bigint) === zeroAddress) return;
+    this.#byAgent.set(agentId, value);
+    let set = this.#byAddress.get(value);
     if (!set) {
       set = new Set();
-      this.#byAddress.set(address, set);
+      this.#byAddress.set(value, set);
     }
     set.add(agentId);
   }
@@ -57,28 +62,29 @@ class AddressIndex {
     return this.#byAgent.keys();
   }
 
-  agentsOf(address: Address): ReadonlySet<bigint> {
-    return this.#byAddress.get(address) ?? new Set();
+  agentsOf(value: V): ReadonlySet<bigint> {
+    return this.#byAddress.get(value) ?? new Set();
   }
 }
 
+type AddressIndex = SideIndex<Address>;
+type Side = AddressIndex | SideIndex<bigint>;
+
 /** One change of the index, and what it replaced (undefined: nothing). */
-interface Undo {
-  blockNumber: bigint;
-  side: AddressIndex;
-  agentId: bigint;
-  previous: Address | undefined;
-}
+type Undo = { blockNumber: bigint; agentId: bigint } & (
+  | { side: AddressIndex; previous: Address | undefined }
+  | { side: SideIndex<bigint>; previous: bigint | undefined }
+);
 
 /** Consecutive agent ids stored together. */
 export const BUCKET_SIZE = 1024n;
 const bucketOf = (agentId: bigint): bigint => agentId / BUCKET_SIZE;
 
-/** One bucket's agents: id (decimal) to [owner, guardian], null where none. */
-export type IndexBucket = Record<string, [Address | null, Address | null]>;
+/** One bucket's agents: id (decimal) to [owner, guardian, nullifier (decimal)], null where none. */
+export type IndexBucket = Record<string, [Address | null, Address | null, string | null]>;
 
-/** A journal entry as stored: block, side (o: owner, g: guardian), agent id, the address replaced or null. */
-export type StoredUndo = [string, 'o' | 'g', string, Address | null];
+/** A journal entry as stored: block, side (o: owner, g: guardian, n: nullifier), agent id, the value replaced or null. */
+export type StoredUndo = [string, 'o' | 'g' | 'n', string, string | null];
 
 /** What changed since the last takeChanges(): the whole index was cleared, and the buckets to write (empty: delete). */
 export interface IndexChanges {
@@ -87,8 +93,9 @@ export interface IndexChanges {
 }
 
 export class HumanAgentIndex {
-  readonly #owners = new AddressIndex();
-  readonly #guardians = new AddressIndex();
+  readonly #owners: AddressIndex = new SideIndex();
+  readonly #guardians: AddressIndex = new SideIndex();
+  readonly #nullifiers = new SideIndex<bigint>();
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   #journal: Undo[] = [];
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
@@ -102,21 +109,32 @@ export class HumanAgentIndex {
     for (const log of logs) {
       const effect = decodeRegistryLog(log);
       if (effect.kind !== 'agent') continue;
+      const journal = (undo: Undo) => {
+        if (log.blockNumber != null) this.#journal.push(undo);
+        this.#dirty.add(bucketOf(effect.agentId));
+      };
       const change = (side: AddressIndex, address: Address) => {
         const previous = side.get(effect.agentId);
-        if (log.blockNumber != null) this.#journal.push({ blockNumber: log.blockNumber, side, agentId: effect.agentId, previous });
+        journal({ blockNumber: log.blockNumber ?? 0n, side, agentId: effect.agentId, previous });
         side.set(effect.agentId, address);
-        this.#dirty.add(bucketOf(effect.agentId));
         if (previous !== undefined) this.onChange(previous);
         if (address !== zeroAddress) this.onChange(address);
+      };
+      const list = (nullifier: bigint | undefined) => {
+        const previous = this.#nullifiers.get(effect.agentId);
+        if (previous === nullifier) return;
+        journal({ blockNumber: log.blockNumber ?? 0n, side: this.#nullifiers, agentId: effect.agentId, previous });
+        this.#nullifiers.set(effect.agentId, nullifier);
       };
       if (effect.owner === zeroAddress) {
         change(this.#owners, zeroAddress);
         change(this.#guardians, zeroAddress);
+        list(undefined);
       } else if (effect.owner !== undefined) {
         change(this.#owners, effect.owner);
       }
       if (effect.guardian !== undefined) change(this.#guardians, effect.guardian);
+      if (effect.nullifier !== undefined) list(effect.revoked ? undefined : effect.nullifier);
     }
     if (toBlock !== undefined) {
       // changes older than a reorganisation can reach are final
@@ -130,7 +148,8 @@ export class HumanAgentIndex {
   rewindTo(ancestor: bigint): void {
     for (let undo = this.#journal.at(-1); undo && undo.blockNumber > ancestor; undo = this.#journal.at(-1)) {
       this.#journal.pop();
-      undo.side.set(undo.agentId, undo.previous ?? zeroAddress);
+      if (undo.side === this.#nullifiers) this.#nullifiers.set(undo.agentId, undo.previous as bigint | undefined);
+      else (undo.side as AddressIndex).set(undo.agentId, undo.previous as Address | undefined);
       this.#dirty.add(bucketOf(undo.agentId));
     }
   }
@@ -139,6 +158,7 @@ export class HumanAgentIndex {
   clear(): void {
     this.#owners.clear();
     this.#guardians.clear();
+    this.#nullifiers.clear();
     this.#journal = [];
     this.#dirty.clear();
     this.#cleared = true;
@@ -161,7 +181,8 @@ export class HumanAgentIndex {
 
   /** Every bucket counts as changed: the next takeChanges() holds the whole index (a writer taking over the store). */
   markAllChanged(): void {
-    for (const side of [this.#owners, this.#guardians]) for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(agentId));
+    for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[])
+      for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(agentId));
   }
 
   #bucket(bucket: bigint): IndexBucket {
@@ -169,7 +190,10 @@ export class HumanAgentIndex {
     for (let agentId = bucket * BUCKET_SIZE; agentId < (bucket + 1n) * BUCKET_SIZE; agentId++) {
       const owner = this.#owners.get(agentId);
       const guardian = this.#guardians.get(agentId);
-      if (owner !== undefined || guardian !== undefined) entries[agentId.toString()] = [owner ?? null, guardian ?? null];
+      const nullifier = this.#nullifiers.get(agentId);
+      if (owner !== undefined || guardian !== undefined || nullifier !== undefined) {
+        entries[agentId.toString()] = [owner ?? null, guardian ?? null, nullifier?.toString() ?? null];
+      }
     }
     return entries;
   }
@@ -178,9 +202,9 @@ export class HumanAgentIndex {
   storedJournal(): StoredUndo[] {
     return this.#journal.map((undo) => [
       undo.blockNumber.toString(),
-      undo.side === this.#owners ? 'o' : 'g',
+      undo.side === this.#owners ? 'o' : undo.side === this.#guardians ? 'g' : 'n',
       undo.agentId.toString(),
-      undo.previous ?? null,
+      undo.previous?.toString() ?? null,
     ]);
   }
 
@@ -188,21 +212,27 @@ export class HumanAgentIndex {
   load(buckets: Iterable<IndexBucket>, journal: readonly StoredUndo[]): void {
     this.#owners.clear();
     this.#guardians.clear();
+    this.#nullifiers.clear();
     for (const bucket of buckets) {
-      for (const [id, [owner, guardian]] of Object.entries(bucket)) {
+      for (const [id, [owner, guardian, nullifier]] of Object.entries(bucket)) {
         const agentId = BigInt(id);
         if (owner) this.#owners.set(agentId, owner);
         if (guardian) this.#guardians.set(agentId, guardian);
+        if (nullifier) this.#nullifiers.set(agentId, BigInt(nullifier));
       }
     }
-    this.#journal = journal.map(([blockNumber, side, agentId, previous]) => ({
-      blockNumber: BigInt(blockNumber),
-      side: side === 'o' ? this.#owners : this.#guardians,
-      agentId: BigInt(agentId),
-      previous: previous ?? undefined,
-    }));
+    this.#journal = journal.map(([blockNumber, side, id, previous]): Undo => {
+      const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };
+      if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
+      return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: (previous as Address | null) ?? undefined };
+    });
     this.#dirty.clear();
     this.#cleared = false;
+  }
+
+  /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */
+  agentsOfNullifier(nullifier: bigint): bigint[] {
+    return [...this.#nullifiers.agentsOf(nullifier)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */

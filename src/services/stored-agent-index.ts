@@ -1,4 +1,4 @@
-// The agents-by-human index of one network kept in the store, with the checkpoints (block number and hash) it is valid
+// The registry-derived index of one network (the agents of each human and of each nullifier) kept in the store, with the checkpoints (block number and hash) it is valid
 // at, so that a start resumes from it instead of reading every log from the registry's deploy block.
 //
 // - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers stored, the index's undo journal and
@@ -32,8 +32,15 @@ export interface StoredAgentIndexOptions {
   onError?: (error: unknown) => void;
 }
 
+/**
+ * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
+ * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too.
+ */
+export const STORED_INDEX_FORMAT = 2;
+
 /** The checkpoint record. */
 export interface StoredCheckpoint {
+  format: number;
   /** The follower's checkpoints, oldest first: [block number (decimal), hash]. */
   checkpoints: [string, Hash][];
   /** The bucket numbers (decimal) that hold agents. */
@@ -135,7 +142,7 @@ export class StoredAgentIndex {
     const { store, index, follower } = this.#options;
     if (follower.running) return false; // already following from wherever it started
     const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
-    if (!stored || stored.checkpoints.length === 0) return false;
+    if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return false;
     const buckets = await Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))));
     if (buckets.some((bucket) => bucket === undefined)) return false;
     index.load(buckets as IndexBucket[], stored.journal);
@@ -239,7 +246,8 @@ export class StoredAgentIndex {
         if (empty) buckets.delete(bucket.toString());
         else buckets.add(bucket.toString());
       }
-      return { value: { checkpoints: snapshot.checkpoints, buckets: [...buckets], journal: snapshot.journal, token }, writes };
+      const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], journal: snapshot.journal, token };
+      return { value, writes };
     });
     this.#lastStored = snapshot.checkpoints.at(-1)?.join(':');
   }

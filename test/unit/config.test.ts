@@ -163,8 +163,8 @@ describe('loadConfig', () => {
   });
 
   it("reads the stored index writer's lease: 15 s by default, at least a second", () => {
-    expect(loadConfig({}).indexLeaseMs).toBe(15_000);
-    expect(loadConfig({ INDEX_LEASE_MS: '2000' }).indexLeaseMs).toBe(2_000);
+    expect(loadConfig({}).registryIndex.leaseMs).toBe(15_000);
+    expect(loadConfig({ INDEX_LEASE_MS: '2000' }).registryIndex.leaseMs).toBe(2_000);
     expect(() => loadConfig({ INDEX_LEASE_MS: '500' })).toThrow(/INDEX_LEASE_MS: must be at least 1000/);
     expect(() => loadConfig({ INDEX_LEASE_MS: 'soon' })).toThrow(/INDEX_LEASE_MS/);
   });

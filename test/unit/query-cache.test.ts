@@ -61,8 +61,14 @@ describe('decodeRegistryLog', () => {
       kind: 'agent',
       agentId: 4n,
       nullifier: 99n,
+      revoked: false,
     });
-    expect(logEffect(log('HumanProofRevoked', { agentId: 4n }, nullifierData(99n)))).toEqual({ kind: 'agent', agentId: 4n, nullifier: 99n });
+    expect(logEffect(log('HumanProofRevoked', { agentId: 4n }, nullifierData(99n)))).toEqual({
+      kind: 'agent',
+      agentId: 4n,
+      nullifier: 99n,
+      revoked: true,
+    });
   });
 
   it('ignores settings that no answer shows, and drops everything for provider changes and unknown events', () => {
@@ -237,6 +243,35 @@ describe('HumanAgentIndex', () => {
     expect(index.agentsOf(B)).toEqual([3n]);
   });
 
+  it("keeps each nullifier's agents: joined at a registration with a proof, left at a revocation; a reorganisation and a stored copy alike", () => {
+    const index = new HumanAgentIndex();
+    const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
+    const register = (blockNumber: bigint, agentId: bigint, nullifier: bigint) => [
+      at(blockNumber, log('Transfer', { from: ZERO, to: A, tokenId: agentId })),
+      at(blockNumber, log('AgentRegisteredWithHumanProof', { agentId, proofProvider: A }, nullifierData(nullifier, 100))),
+    ];
+    // the registry burns, then says the proof is revoked
+    const revoke = (blockNumber: bigint, agentId: bigint, nullifier: bigint) => [
+      at(blockNumber, log('Transfer', { from: A, to: ZERO, tokenId: agentId })),
+      at(blockNumber, log('HumanProofRevoked', { agentId }, nullifierData(nullifier))),
+    ];
+    index.apply([...register(10n, 1n, 7n), ...register(10n, 2n, 7n), ...register(10n, 3n, 8n)], 10n);
+    expect(index.agentsOfNullifier(7n)).toEqual([1n, 2n]);
+    expect(index.agentsOfNullifier(8n)).toEqual([3n]);
+    expect(index.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null, '7'], '2': [A, null, '7'], '3': [A, null, '8'] });
+
+    index.apply(revoke(11n, 1n, 7n), 11n);
+    expect(index.agentsOfNullifier(7n)).toEqual([2n]);
+    const copy = new HumanAgentIndex();
+    copy.load([index.takeChanges().buckets.get(0n)!], index.storedJournal());
+    expect(copy.agentsOfNullifier(7n)).toEqual([2n]);
+    copy.rewindTo(10n); // the revocation is undone
+    expect(copy.agentsOfNullifier(7n)).toEqual([1n, 2n]);
+    index.rewindTo(9n);
+    expect(index.agentsOfNullifier(7n)).toEqual([]);
+    expect(index.agentsOfNullifier(8n)).toEqual([]);
+  });
+
   it('hands out the buckets a range changed, and a copy loaded from them (with its journal) answers and undoes alike', () => {
     const index = new HumanAgentIndex();
     const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
@@ -244,7 +279,7 @@ describe('HumanAgentIndex', () => {
     const first = index.takeChanges();
     expect(first.cleared).toBe(false);
     expect([...first.buckets.keys()]).toEqual([0n, 1n]); // ids 1 and 2000, 1,024 to a bucket
-    expect(first.buckets.get(1n)).toEqual({ '2000': [B, null] });
+    expect(first.buckets.get(1n)).toEqual({ '2000': [B, null, null] });
     expect(index.takeChanges().buckets.size).toBe(0);
 
     index.apply([at(12n, log('GuardianSet', { agentId: 1n, guardian: B }))], 12n);
@@ -255,7 +290,7 @@ describe('HumanAgentIndex', () => {
     expect(copy.agentsOf(B)).toEqual([1n, 2000n]);
     copy.rewindTo(11n); // the stored journal undoes the guardian
     expect(copy.agentsOf(B)).toEqual([2000n]);
-    expect(copy.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null] });
+    expect(copy.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null, null] });
 
     // a clear says so, and a burn leaves its bucket empty (deleted from the store)
     index.apply([at(13n, log('Transfer', { from: B, to: ZERO, tokenId: 2000n }))], 13n);

@@ -37,6 +37,7 @@ const IGNORED_EVENTS = new Set<Hex>(
   ).map(topicOf),
 );
 const TRANSFER = topicOf('Transfer');
+const REVOKED = topicOf('HumanProofRevoked');
 const GUARDIAN_SET = topicOf('GuardianSet');
 
 /** What one registry log changes. */
@@ -46,6 +47,8 @@ export type RegistryLogEffect =
       agentId: bigint;
       /** Registrations and revocations: the nullifier whose agent count changed. */
       nullifier?: bigint;
+      /** With a nullifier: the agent left its nullifier's list (revoked, and burned) rather than joined it. */
+      revoked?: boolean;
       /** ERC-721 Transfer: the new owner (the zero address for a burn). */
       owner?: Address;
       /** GuardianSet: the new guardian. */
@@ -77,7 +80,7 @@ export function decodeRegistryLog(log: RegistryLogLike): RegistryLogEffect {
     return topic === TRANSFER && indexed[1] ? { kind: 'agent', agentId, owner: addressOfTopic(indexed[1]) } : { kind: 'agent', agentId };
   }
   if (NULLIFIER_EVENTS.has(topic) && indexed[0] && log.data.length >= 66) {
-    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)) };
+    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)), revoked: topic === REVOKED };
   }
   return { kind: 'all' };
 }
