@@ -8,9 +8,7 @@
 //   - JSON-RPC calls made by then (rpc_requests_total, all methods) and the process's RSS;
 //   - the first indexing: start to healthy beyond a start with no history, and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (first asked) and warm, p50 and p99.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Address, encodeFunctionData } from 'viem';
@@ -20,6 +18,8 @@ import { linkedRegistrationData } from '../src/core/registration-data.js';
 import { advancedDeregisterUserData } from '../src/core/user-data.js';
 import { attestedProof, type ProofContext, proofContext, verifySelfProofAbi } from '../src/identity-app/index.js';
 import { type LocalSystem, startLocalSystem } from './local-system.js';
+import { percentile } from './percentile.js';
+import { startService, stopService } from './service-process.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const PER_BLOCK = 200;
@@ -116,61 +116,6 @@ async function populate(system: LocalSystem, n: number): Promise<Population> {
   return { agents, busyHuman: busy[0] as Address, deregistered: leaving.length, blocks };
 }
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-
-interface Started {
-  child: ChildProcess;
-  base: string;
-  healthyMs: number;
-}
-
-/** Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live). */
-async function startService(chains: { testnet: LocalSystem; mainnet: LocalSystem }, dataDir: string): Promise<Started> {
-  const port = await freePort();
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  for (const [network, system] of Object.entries(chains)) {
-    const prefix = network.toUpperCase();
-    const c = system.deployment.contracts;
-    Object.assign(env, {
-      [`${prefix}_RPC_URL`]: system.chain.rpcUrl,
-      [`${prefix}_REGISTRY_ADDRESS`]: c.registry,
-      [`${prefix}_PROOF_PROVIDER_ADDRESS`]: c.proofProvider,
-      [`${prefix}_HUB_ADDRESS`]: c.hub,
-      [`${prefix}_DEMO_VERIFIER_ADDRESS`]: c.demoVerifier,
-      [`${prefix}_MULTICALL_ADDRESS`]: c.multicall,
-      [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: String(system.deployment.registryDeployBlock),
-      ...(c.demoVerifierEd25519 ? { [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: c.demoVerifierEd25519 } : {}),
-    });
-  }
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const base = `http://127.0.0.1:${port}`;
-  for (const deadline = spawnedAt + 600_000; performance.now() < deadline; ) {
-    const status = await fetch(`${base}/api/health`)
-      .then((res) => res.json() as Promise<{ status: string }>)
-      .then((body) => body.status)
-      .catch(() => undefined);
-    if (status === 'ok') return { child, base, healthyMs: performance.now() - spawnedAt };
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  child.kill('SIGKILL');
-  throw new Error('the service did not become healthy within 10 minutes');
-}
-
-async function stopService(started: Started): Promise<void> {
-  const exited = new Promise((resolve) => started.child.once('exit', resolve));
-  started.child.kill('SIGTERM');
-  await exited;
-}
-
 /** The sum of a metric's samples (all label sets) in the exposition text. */
 async function metricTotal(base: string, name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -179,11 +124,6 @@ async function metricTotal(base: string, name: string): Promise<number> {
     .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-};
 
 async function timed(url: string): Promise<number> {
   const start = performance.now();

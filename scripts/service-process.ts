@@ -1,0 +1,69 @@
+// The service as `npm start` runs it (`node dist/main.js`), against local chains as its external RPCs: what the
+// benchmarks that measure a real process start and stop.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { LocalSystem } from './local-system.js';
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+
+export interface Started {
+  child: ChildProcess;
+  base: string;
+  healthyMs: number;
+}
+
+export interface ServiceChains {
+  testnet: LocalSystem;
+  mainnet: LocalSystem;
+}
+
+/**
+ * Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live).
+ * `env` adds or overrides variables (e.g. <NETWORK>_WS_URL).
+ */
+export async function startService(chains: ServiceChains, dataDir: string, env: Record<string, string> = {}): Promise<Started> {
+  const port = await freePort();
+  const variables: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  for (const [network, system] of Object.entries(chains) as [string, LocalSystem][]) {
+    const prefix = network.toUpperCase();
+    const c = system.deployment.contracts;
+    Object.assign(variables, {
+      [`${prefix}_RPC_URL`]: system.chain.rpcUrl,
+      [`${prefix}_REGISTRY_ADDRESS`]: c.registry,
+      [`${prefix}_PROOF_PROVIDER_ADDRESS`]: c.proofProvider,
+      [`${prefix}_HUB_ADDRESS`]: c.hub,
+      [`${prefix}_DEMO_VERIFIER_ADDRESS`]: c.demoVerifier,
+      [`${prefix}_MULTICALL_ADDRESS`]: c.multicall,
+      [`${prefix}_REGISTRY_DEPLOY_BLOCK`]: String(system.deployment.registryDeployBlock),
+      ...(c.demoVerifierEd25519 ? { [`${prefix}_DEMO_VERIFIER_ED25519_ADDRESS`]: c.demoVerifierEd25519 } : {}),
+    });
+  }
+  Object.assign(variables, env);
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, ['dist/main.js'], { env: variables, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  for (const deadline = spawnedAt + 600_000; performance.now() < deadline; ) {
+    const status = await fetch(`${base}/api/health`)
+      .then((res) => res.json() as Promise<{ status: string }>)
+      .then((body) => body.status)
+      .catch(() => undefined);
+    if (status === 'ok') return { child, base, healthyMs: performance.now() - spawnedAt };
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  child.kill('SIGKILL');
+  throw new Error('the service did not become healthy within 10 minutes');
+}
+
+export async function stopService(started: Started): Promise<void> {
+  const exited = new Promise((resolve) => started.child.once('exit', resolve));
+  started.child.kill('SIGTERM');
+  await exited;
+}
