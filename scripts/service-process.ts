@@ -26,9 +26,14 @@ export interface ServiceChains {
 
 /**
  * Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live).
- * `env` adds or overrides variables (e.g. <NETWORK>_WS_URL).
+ * `env` adds or overrides variables (e.g. <NETWORK>_WS_URL); `main` is the build started (another build's, to compare).
  */
-export async function startService(chains: ServiceChains, dataDir: string, env: Record<string, string> = {}): Promise<Started> {
+export async function startService(
+  chains: ServiceChains,
+  dataDir: string,
+  env: Record<string, string> = {},
+  main = 'dist/main.js',
+): Promise<Started> {
   const port = await freePort();
   const variables: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
   for (const [network, system] of Object.entries(chains) as [string, LocalSystem][]) {
@@ -47,7 +52,7 @@ export async function startService(chains: ServiceChains, dataDir: string, env: 
   }
   Object.assign(variables, env);
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], { env: variables, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [main], { env: variables, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (const deadline = spawnedAt + 600_000; performance.now() < deadline; ) {
     const status = await fetch(`${base}/api/health`)
