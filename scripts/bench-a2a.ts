@@ -9,14 +9,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Part, Role, TaskState } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { TaskState } from '@a2a-js/sdk';
 import { createA2aAgent } from '../src/a2a/agent.js';
 import { createApp } from '../src/http/app.js';
 import { proofRequestFromDeepLink, prove } from '../src/identity-app/index.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { a2aClient, openRegisterTask, sessionOfTask } from './a2a-register-task.js';
 import { startLocalSystem } from './local-system.js';
 
 const RUNS = Number(process.env['RUNS'] ?? 20);
@@ -56,45 +56,13 @@ try {
   server.on('request', app);
   // each run comes from its own address, so the per-address session limit does not stop the benchmark
   let run = 0;
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('X-Forwarded-For', `10.1.${run}.1`);
-    return fetch(input, { ...init, headers });
-  };
-  const a2a = await new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }),
-  ).createFromUrl(base);
+  const a2a = await a2aClient(base, () => `10.1.${run}.1`);
   const relayer = await system.newWallet();
 
   const streamDelay: number[] = [];
   const pushDelay: number[] = [];
   for (run = 0; run < RUNS; run++) {
-    const part: Part = {
-      content: { $case: 'data', value: { intent: 'register', mode: 'wallet-free', network: 'testnet' } },
-      metadata: undefined,
-      filename: '',
-      mediaType: 'application/json',
-    };
-    const stream = a2a.sendMessageStream({
-      tenant: '',
-      message: {
-        messageId: crypto.randomUUID(),
-        contextId: '',
-        taskId: '',
-        role: Role.ROLE_USER,
-        parts: [part],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      configuration: {
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: webhookUrl, token: '', authentication: undefined },
-        historyLength: undefined,
-        returnImmediately: false,
-      },
-      metadata: undefined,
-    });
+    const stream = openRegisterTask(a2a, webhookUrl);
     let taskId = '';
     let mined = 0;
     let proving: Promise<void> | undefined;
@@ -102,8 +70,7 @@ try {
       const payload = event.payload;
       if (payload?.$case === 'task') {
         taskId = payload.value.id;
-        const artifact = payload.value.artifacts[0]?.parts[0]?.content;
-        const deepLink = String((artifact?.value as Record<string, unknown> | undefined)?.['deepLink']);
+        const { deepLink } = sessionOfTask(payload.value);
         proving = prove({ client, wallet: relayer, attester, request: proofRequestFromDeepLink(deepLink) }).then((result) => {
           if (result.status !== 'submitted') throw new Error(result.reason);
           mined = performance.now(); // prove() returns once the registering block's receipt is in

@@ -8,52 +8,16 @@
 //   - JSON-RPC calls made by then (rpc_requests_total, all methods) and the process's RSS;
 //   - the first indexing: start to healthy beyond a start with no history, and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (first asked) and warm, p50 and p99.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { type LocalSystem, startLocalSystem } from './local-system.js';
-import { freePort, metricTotal, populate, serviceEnv, tempDataDir } from './registry-history.js';
+import { percentile } from './percentile.js';
+import { metricTotal, populate, tempDataDir } from './registry-history.js';
+import { startService, stopService } from './service-process.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const PER_BLOCK = 200;
 const SAMPLES = 200;
-
-interface Started {
-  child: ChildProcess;
-  base: string;
-  healthyMs: number;
-}
-
-/** Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live). */
-async function startService(chains: { testnet: LocalSystem; mainnet: LocalSystem }, dataDir: string): Promise<Started> {
-  const port = await freePort();
-  const env = serviceEnv(chains, dataDir, port);
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const base = `http://127.0.0.1:${port}`;
-  for (const deadline = spawnedAt + 600_000; performance.now() < deadline; ) {
-    const status = await fetch(`${base}/api/health`)
-      .then((res) => res.json() as Promise<{ status: string }>)
-      .then((body) => body.status)
-      .catch(() => undefined);
-    if (status === 'ok') return { child, base, healthyMs: performance.now() - spawnedAt };
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  child.kill('SIGKILL');
-  throw new Error('the service did not become healthy within 10 minutes');
-}
-
-async function stopService(started: Started): Promise<void> {
-  const exited = new Promise((resolve) => started.child.once('exit', resolve));
-  started.child.kill('SIGTERM');
-  await exited;
-}
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-};
 
 async function timed(url: string): Promise<number> {
   const start = performance.now();

@@ -15,7 +15,7 @@ export interface ExternalNetworkConfig {
   rpcUrl: string;
   contracts: ContractAddresses;
   registryDeployBlock: bigint;
-  /** The node's WebSocket (<NETWORK>_WS_URL): new blocks wake the log follower; polling stays the fallback. */
+  /** The node's WebSocket (<NETWORK>_WS_URL): new blocks wake the log follower, registry logs the session watches; polling stays the fallback. */
   wsUrl?: string;
 }
 

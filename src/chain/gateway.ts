@@ -6,7 +6,7 @@ import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
 import { DemoVerifierGateway } from './demo-verifier-gateway.js';
-import { newHeads } from './new-heads.js';
+import { type LogSource, nodeSubscriptions } from './new-heads.js';
 import type { ChainRunState } from './reachability.js';
 import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
@@ -32,6 +32,11 @@ export interface NetworkGateway {
    * lost blocks it had delivered, it starts over (its onRewind listeners drop what they built).
    */
   followRegistry(options: FollowerOptions): RegistryEventFollower;
+  /**
+   * The registry's logs as the node's WebSocket announces them (newHeadsUrl), ahead of the follower's round trips;
+   * absent without a WebSocket. Only a wake-up: what they change is read from the chain or the follower.
+   */
+  registryLogs?: LogSource;
   /**
    * Resolves once block `block` (default: everything the chain holds now) survives a hard kill of the service: at
    * once for an external chain, after the local chain's state is written for an embedded one. Call it before
@@ -70,7 +75,10 @@ export interface NetworkSetup {
   embedded: boolean;
   /** The supervisor of the chain, when the service runs it. */
   localChain?: LocalChainControl;
-  /** The node's WebSocket: the log follower polls at each new block it announces (polling stays the fallback). */
+  /**
+   * The node's WebSocket: the log follower polls at each new block it announces, and session watches wake at the
+   * registry's logs (polling stays the fallback).
+   */
   newHeadsUrl?: string;
 }
 
@@ -87,7 +95,8 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     timeoutMs: Math.max(clientOptions.timeoutMs ?? 0, FOLLOWER_TIMEOUT_MS),
     failFastMs: 0,
   });
-  const heads = setup.newHeadsUrl ? newHeads(network, setup.newHeadsUrl) : undefined;
+  const socket = setup.newHeadsUrl ? nodeSubscriptions(network, setup.newHeadsUrl) : undefined;
+  const heads = socket?.heads;
   return {
     network,
     chainId: chainIdOf(network),
@@ -112,6 +121,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
       localChain?.onRestart((head) => void follower.rewind(head));
       return follower;
     },
+    ...(socket ? { registryLogs: socket.logs(setup.contracts.registry) } : {}),
     makeDurable: (block) => localChain?.makeDurable(block) ?? Promise.resolve(),
     blockTimestamp: (blockNumber) => readBlockTimestamp(client, { blockNumber }),
     restarting: () => localChain?.downReason() !== undefined,

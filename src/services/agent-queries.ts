@@ -452,14 +452,22 @@ export class AgentQueryService {
    * Calls `listener` after each block range in which `network`'s registry logged something (registrations,
    * deregistrations, refreshes), starting that network's follower if nothing has. Returns the unsubscribe.
    * Session followers use it to look at the chain when it changed instead of on a fast timer.
+   * With the node's WebSocket, the log's announcement calls it first, a poll's round trips sooner; the follower's
+   * delivery of the same block calls it again (a node behind a load balancer may announce a block before the
+   * node that answers the read has it, and a dropped socket announces nothing).
    */
   onRegistryActivity(network: NetworkName, listener: () => void): () => void {
     const queries = this.#networks[network];
     const { follower } = queries;
     if (!follower.running && !this.#stopped) void this.#startFollower(queries);
-    return follower.subscribe((logs) => {
+    const fromFollower = follower.subscribe((logs) => {
       if (logs.length > 0) listener();
     });
+    const fromSocket = queries.gateway.registryLogs?.(() => listener());
+    return () => {
+      fromFollower();
+      fromSocket?.();
+    };
   }
 
   /** Processes the logs up to the latest block now (tests; normally the followers' timers do this). */

@@ -3,7 +3,7 @@
 // the follower; and a follower stopped unsubscribes, so later blocks wake nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
-import { localWebSocketUrl } from '../../src/chain/new-heads.js';
+import { localWebSocketUrl, nodeSubscriptions } from '../../src/chain/new-heads.js';
 import type { RegistryEventFollower, RegistryLog } from '../../src/chain/registry-events.js';
 import { registerWalletFree } from '../support/agents.js';
 import { deployTestSystem, LOCAL, type TestSystem } from '../support/chain.js';
@@ -49,6 +49,29 @@ describe('the log follower on new heads (WebSocket)', () => {
     );
     expect(delivered).toBe(true);
     expect(follower.processedBlock).toBeGreaterThan(before);
+  });
+
+  it("announces the block of the registry's logs once to each listener, however many logs it holds", async () => {
+    const logs = nodeSubscriptions('testnet', localWebSocketUrl(system.rpcUrl)).logs(system.deployment.contracts.registry);
+    const first: bigint[] = [];
+    const second: bigint[] = [];
+    const stopFirst = logs((block) => first.push(block));
+    const stopSecond = logs((block) => second.push(block));
+    try {
+      const agent = await registerWalletFree(system);
+      const receipt = await system.client.getTransactionReceipt({ hash: agent.txHash });
+      await eventually(
+        async () => second.includes(receipt.blockNumber),
+        (found) => found,
+        10_000,
+      );
+      // a registration logs several events in its block: one announcement
+      expect(first.filter((block) => block === receipt.blockNumber)).toHaveLength(1);
+      expect(second.filter((block) => block === receipt.blockNumber)).toHaveLength(1);
+    } finally {
+      stopFirst();
+      stopSecond();
+    }
   });
 
   it('a stopped follower hears no more blocks', async () => {

@@ -63,6 +63,8 @@ export interface TestAppOptions {
   taskLifetimes?: A2aAgentOptions['taskLifetimes'];
   /** Most blocks per eth_getLogs while the followers backfill (default: the service's). */
   maxLogRange?: bigint;
+  /** Time between the log followers' polls (default: the service's). */
+  eventPollIntervalMs?: number;
   /** The service's signing keys (default: generated into the store). */
   signingKeys?: ServiceOptions['signingKeys'];
   /** The events port A2A task changes go through (instances sharing a store share it; default: the agent's own). */
@@ -91,6 +93,7 @@ export function testApp(chains: ChainGateway, options: TestAppOptions = {}): Tes
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sessionWatch ? { sessionWatch: options.sessionWatch } : {}),
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
+    ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
     chatAgent: intentChatAgent,
