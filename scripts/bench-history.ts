@@ -10,7 +10,7 @@
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (first asked) and warm, p50 and p99.
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { type LocalSystem, startLocalSystem } from './local-system.js';
+import { startLocalSystem } from './local-system.js';
 import { percentile } from './percentile.js';
 import { metricTotal, populate, tempDataDir } from './registry-history.js';
 import { startService, stopService } from './service-process.js';
