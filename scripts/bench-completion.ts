@@ -33,6 +33,7 @@ const POLL_MS = Number(process.env['POLL_MS'] ?? 5);
 const WITH_WS = process.env['WS'] !== 'off';
 const COMPARE = process.env['COMPARE'];
 const BLOCK_TIME_S = 1;
+const RUN_TIMEOUT_MS = 30_000;
 
 const testnet = await startLocalSystem(11142220);
 const mainnet = await startLocalSystem(42220);
@@ -127,11 +128,21 @@ try {
           return result.txHash;
         }),
     );
-    const completed = await Promise.all(opened.map((o) => o.completed));
+    // a run that never completes is a finding, not a hang: name the build and stop
+    const completed = await Promise.all(
+      opened.map((o, i) =>
+        Promise.race([
+          o.completed,
+          sleep(RUN_TIMEOUT_MS).then(() => {
+            throw new Error(`run ${run}: ${measured[i]?.label} did not complete within ${RUN_TIMEOUT_MS} ms`);
+          }),
+        ]),
+      ),
+    );
     for (let i = 0; i < 200 && !txs.every((tx) => logSeen.has(tx)); i++) await sleep(10);
     for (const [i, m] of measured.entries()) {
       const [viaTask, viaRest] = [logSeen.get(txs[2 * i] as Hex), logSeen.get(txs[2 * i + 1] as Hex)];
-      const [b, c] = completed[i] as [number, number];
+      const [b, c] = completed[i] as unknown as [number, number];
       if (viaTask === undefined || viaRest === undefined) throw new Error('the WebSocket watcher never saw a registration');
       m.streamDelays.push(b - viaTask);
       m.statusDelays.push(c - viaRest);
