@@ -4,7 +4,7 @@
 // registered on chain through the registry's entry point; B takes the lease over with a newer fencing token and
 // stores the new agents. A is then thawed (SIGCONT) still believing it writes: its write under the old token is
 // refused, it stops writing, the stored checkpoint stays B's, and both answer agents-by-human alike.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { newAccount, type RegisteredAgent, registerLinked } from '../support/age
 import { deployTestSystem, type TestSystem } from '../support/chain.js';
 import { REDIS_MISSING, type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { setMaxAgentsPerHuman } from '../support/registry.js';
-import { freePort, serviceCommand } from '../support/service-process.js';
+import { freePort, spawnService } from '../support/service-process.js';
 
 const TESTNET = 11142220;
 const LEASE_MS = 2_000;
@@ -53,19 +53,9 @@ function networkEnv(system: TestSystem): Record<string, string> {
 
 /** Starts `node dist/main.js` on a free port; resolves once GET /api/health answers 200. */
 async function startInstance(name: string, env: Record<string, string>): Promise<Instance> {
-  const port = await freePort();
-  const child = spawn(serviceCommand[0], serviceCommand[1], {
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = `${output}${chunk.toString()}`.slice(-8_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const instance: Instance = { name, base: `http://127.0.0.1:${port}`, child, exited, stopped: false, output: () => output };
+  const spawned = spawnService({ ...process.env, ...env, LOG_LEVEL: 'warn' }, await freePort());
+  const instance: Instance = { name, ...spawned, stopped: false };
+  const { child } = spawned;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) break;
     const res = await fetch(`${instance.base}/api/health`).catch(() => undefined);
@@ -73,7 +63,7 @@ async function startInstance(name: string, env: Record<string, string>): Promise
     await sleep(100);
   }
   await stopInstance(instance);
-  throw new Error(`${name} did not become healthy:\n${output}`);
+  throw new Error(`${name} did not become healthy:\n${instance.output()}`);
 }
 
 /** By its own pid: thawed first if frozen, then SIGINT, SIGKILL if it has not ended within 10 s. */

@@ -5,7 +5,7 @@
 // - Redis: of two instances, the writer is killed; the other takes the lease over and finishes.
 // Either way the stored index, and every human's agents, equal those of a fresh instance that rebuilt from the
 // deploy block.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,7 +19,7 @@ import type { IndexBucket } from '../../src/services/human-agent-index.js';
 import type { StoredCheckpoint } from '../../src/services/stored-agent-index.js';
 import { decodeValue } from '../../src/store/key-value-store.js';
 import { REDIS_MISSING, type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { serviceCommand } from '../support/service-process.js';
+import { spawnService } from '../support/service-process.js';
 
 const TESTNET = 11142220;
 
@@ -59,16 +59,7 @@ describe('a first backfill killed with -9', () => {
   async function start(extra: Record<string, string> = {}, dataDir = tempDataDir()): Promise<Instance & { dataDir: string }> {
     if (!dirs.includes(dataDir)) dirs.push(dataDir);
     const port = await freePort();
-    const env = { ...serviceEnv({ testnet, mainnet }, dataDir, port), MAX_LOG_RANGE: '1', ...extra };
-    const child = spawn(serviceCommand[0], serviceCommand[1], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (chunk: Buffer) => {
-      output = `${output}${chunk.toString()}`.slice(-8_000);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const instance = { base: `http://127.0.0.1:${port}`, child, exited, output: () => output, dataDir };
+    const instance = { ...spawnService({ ...serviceEnv({ testnet, mainnet }, dataDir, port), MAX_LOG_RANGE: '1', ...extra }, port), dataDir };
     running.add(instance);
     return instance;
   }

@@ -5,7 +5,7 @@
 // starts, the other continues: sessions, the one-time export, signed-request replay claims, rate limits, A2A tasks
 // (a subscriber on one hears the turns of a conversation the other answers), and a report that reaches B wakes the
 // stream A holds open.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,7 @@ import { REGISTER_TESTNET, rpcStream } from '../support/a2a.js';
 import { REDIS_MISSING, type RedisServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { callbackTarget } from '../support/registration-flow.js';
 import { callService, type Json, waitForSession } from '../support/service-http.js';
-import { freePort, serviceCommand, tsxBin } from '../support/service-process.js';
+import { freePort, spawnService, tsxBin } from '../support/service-process.js';
 
 const run = promisify(execFile);
 
@@ -33,20 +33,8 @@ interface Instance {
 
 /** Starts `node dist/main.js` with `env` on a free port; resolves once GET /api/health answers 200. */
 async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(serviceCommand[0], serviceCommand[1], {
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = `${output}${chunk.toString()}`.slice(-8_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const instance = { base, child, exited, output: () => output };
+  const instance = spawnService({ ...process.env, ...env, LOG_LEVEL: 'warn' }, await freePort());
+  const { base, child } = instance;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) break;
     const res = await fetch(`${base}/api/health`).catch(() => undefined);
@@ -54,7 +42,7 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await stopInstance(instance);
-  throw new Error(`the instance on ${base} did not become healthy:\n${output}`);
+  throw new Error(`the instance on ${base} did not become healthy:\n${instance.output()}`);
 }
 
 /** SIGINT by its pid, SIGKILL if it has not ended within 10 s. */

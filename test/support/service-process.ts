@@ -1,6 +1,6 @@
 // The service as a user starts it (`node dist/main.js`, what `npm start` runs once its prestart check has built
 // dist/; the test setup runs that check), on a free port with its own DATA_DIR, for end-to-end tests.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -43,4 +43,27 @@ export async function startServiceProcess(dataDir: string, env: Record<string, s
   }
   await stop();
   throw new Error('the service did not become healthy');
+}
+
+/** A started `dist/main.js` whose output is kept for a failure's message. */
+export interface SpawnedService {
+  base: string;
+  child: ChildProcess;
+  /** Resolves once the process has ended. */
+  exited: Promise<void>;
+  /** The last 8,000 characters it printed. */
+  output: () => string;
+}
+
+/** Spawns the service with exactly `env` (PORT included, on `port`); does not wait for it to be healthy. */
+export function spawnService(env: NodeJS.ProcessEnv, port: number): SpawnedService {
+  const child = spawn(serviceCommand[0], serviceCommand[1], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = `${output}${chunk.toString()}`.slice(-8_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { base: `http://127.0.0.1:${port}`, child, exited, output: () => output };
 }
