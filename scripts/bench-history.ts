@@ -18,6 +18,11 @@ import { startService, stopService } from './service-process.js';
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const PER_BLOCK = 200;
 const SAMPLES = 200;
+/**
+ * Block states the populated chain keeps in memory: anvil holds each kept state whole, so 128 (a full node's window)
+ * of a 100,000-agent registry took over 20 GB. The service reads the latest state only; 16 keeps a reorg's worth.
+ */
+const HISTORY_STATES_KEPT = 16;
 
 async function timed(url: string): Promise<number> {
   const start = performance.now();
@@ -50,7 +55,7 @@ try {
   rmSync(emptyDir, { recursive: true, force: true });
 
   for (const n of SIZES) {
-    const testnet = await startLocalSystem(11142220);
+    const testnet = await startLocalSystem(11142220, { statesKept: HISTORY_STATES_KEPT });
     const dataDir = tempDataDir();
     try {
       const populatedAt = performance.now();

@@ -31,9 +31,10 @@ export interface LocalSystem {
   gateway(onRequest?: () => void): ChainGateway;
 }
 
-export async function startLocalSystem(chainId = 11142220): Promise<LocalSystem> {
+/** `statesKept`: the chain's recent block states in memory (the devnet's default when absent). */
+export async function startLocalSystem(chainId = 11142220, options: { statesKept?: number } = {}): Promise<LocalSystem> {
   const network = chainId === 42220 ? 'mainnet' : 'testnet';
-  const chain = await startDevChain({ chainId });
+  const chain = await startDevChain({ chainId, ...options });
   const local: ClientOptions = { rpcUrl: chain.rpcUrl, pollingIntervalMs: 20 };
   const client = createChainClient(network, local);
   const newWallet = async (): Promise<ChainWallet> => {

@@ -48,6 +48,8 @@ export interface DevChainOptions {
   startTimeoutMs?: number;
   /** Where the anvil binary is found (default: this platform's package, else the PATH). */
   anvil?: AnvilLookup;
+  /** Recent block states kept in memory (default STATES_KEPT); a chain with a large state keeps fewer. */
+  statesKept?: number;
 }
 
 /** Where the anvil binary is looked for. */
@@ -177,7 +179,7 @@ export async function startDevChain(options: DevChainOptions): Promise<DevChain>
   // writes the states of thousands of older blocks to a folder of ~/.foundry/anvil/tmp and never removes it (not
   // even on an orderly exit): every chain left its megabytes to gigabytes there until the disk was full. anvil still
   // makes a folder (empty) at a reorganisation: in the chain's own cache folder, removed when it exits.
-  args.push('--prune-history', String(STATES_KEPT), '--cache-path', cacheDir);
+  args.push('--prune-history', String(options.statesKept ?? STATES_KEPT), '--cache-path', cacheDir);
 
   const child = spawnPrivately(binary, args);
   const exited = waitForExit(child).then((exit) => {
