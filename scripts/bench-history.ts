@@ -70,7 +70,7 @@ try {
       const chainId = 11142220;
       const sample = population.agents.filter((_, i) => i % Math.max(1, Math.floor(n / SAMPLES)) === 0).slice(0, SAMPLES);
       const verify = await latency(sample.map((a) => `${first.base}/api/agent/verify/${chainId}/${a.agentId}`));
-      const byHuman = await latency(Array.from({ length: 20 }, () => `${first.base}/api/agent/agents/${chainId}/${population.busyHumans[0]}`));
+      const byHuman = await latency(population.busyHumans.map((human) => `${first.base}/api/agent/agents/${chainId}/${human}`));
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
       const restartRpc = await metricTotal(restart.base, 'rpc_requests_total');

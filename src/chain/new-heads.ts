@@ -5,7 +5,7 @@
 // idle sockets) costs latency, never an event. viem reconnects the socket by itself, a few times (each failed
 // attempt it reports on the console); the socket is closed once nothing listens any more, so a stopped service
 // leaves nothing trying to reach its chain.
-import { type Address, createPublicClient, type Hex, webSocket } from 'viem';
+import { type Address, createPublicClient, type Log, webSocket } from 'viem';
 import type { NetworkName } from '../core/networks.js';
 import { chainFor } from './clients.js';
 
@@ -15,8 +15,8 @@ const RECONNECT_ATTEMPTS = 5;
 /** Calls `onHead` at each new block until the returned function is called. */
 export type HeadSource = (onHead: () => void) => () => void;
 
-/** Calls `onLogs` with the block of each batch of a contract's logs the node announces, until the returned function is called. */
-export type LogSource = (onLogs: (blockNumber: bigint) => void) => () => void;
+/** Calls `onLogs` with each batch of a contract's logs the node announces (often one log), until the returned function is called. */
+export type LogSource = (onLogs: (logs: readonly Log[]) => void) => () => void;
 
 export interface NodeSubscriptions {
   heads: HeadSource;
@@ -47,21 +47,16 @@ export function nodeSubscriptions(network: NetworkName, url: string, onError: (e
   };
   /** A contract's logs, subscribed while someone listens and handed to every listener. */
   const logsOf = (address: Address): LogSource => {
-    const listeners = new Set<(blockNumber: bigint) => void>();
+    const listeners = new Set<(logs: readonly Log[]) => void>();
     let unwatch: (() => void) | undefined;
-    /** The block last announced: the node sends its logs one by one, the listeners hear of each block once. */
-    let announced: Hex | undefined;
     return (onLogs) => {
-      const listener = (blockNumber: bigint) => onLogs(blockNumber);
+      const listener = (logs: readonly Log[]) => onLogs(logs);
       listeners.add(listener);
       unwatch ??= held(
         client.watchEvent({
           address,
           onLogs: (logs) => {
-            const last = logs.at(-1);
-            if (!last?.blockHash || last.blockNumber === null || last.blockHash === announced) return;
-            announced = last.blockHash;
-            for (const each of [...listeners]) each(last.blockNumber);
+            for (const each of [...listeners]) each(logs);
           },
           onError,
         }),

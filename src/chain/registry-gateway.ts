@@ -191,9 +191,9 @@ export class RegistryGateway {
     return readProofSubmission(this.client, { registry: this.address, hash });
   }
 
-  /** The transaction that minted `agentId`, searched from `fromBlock` (the registry's deploy block). */
-  registrationTransaction(agentId: bigint, fromBlock: bigint): Promise<Hex | undefined> {
-    return findRegistrationTransaction(this.client, { registry: this.address, agentId, fromBlock });
+  /** The transaction that minted `agentId`, from the Registered logs of `block` (the agent's registeredAtBlock). */
+  registrationTransaction(agentId: bigint, block: bigint): Promise<Hex | undefined> {
+    return findRegistrationTransaction(this.client, { registry: this.address, agentId, block });
   }
 
   async providerInfo(provider: Address): Promise<ProviderInfo> {

@@ -50,6 +50,7 @@ import { type AgentCard, buildAgentCard, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION } 
 import { answerKeys, ChangeFeed, type ChangeListener, type Reusable, UNTIL_SIGNING_KEY_CHANGES } from './answer-reuse.js';
 import type { CardSigner, Signed } from './card-signer.js';
 import { HumanAgentIndex } from './human-agent-index.js';
+import { RecentRegistrations } from './recent-registrations.js';
 import { StoredAgentIndex, type StoredCheckpoint } from './stored-agent-index.js';
 
 export interface AgentInfo {
@@ -272,6 +273,7 @@ interface NetworkQueries {
   live: () => boolean;
   cache: AgentCache;
   index: HumanAgentIndex;
+  registrations: RecentRegistrations;
   /** The index as stored (when the service has a store). */
   stored: StoredAgentIndex | undefined;
   /** Where the stored index's keys start. */
@@ -339,6 +341,8 @@ export class AgentQueryService {
     });
     const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
     follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
+    const registrations = new RecentRegistrations();
+    follower.subscribe((logs) => registrations.note(logs));
     const { store } = this.#options;
     const prefix = `agent-index:${network}:${gateway.chainId}:${gateway.contracts.registry.toLowerCase()}:`;
     const stored = store
@@ -358,14 +362,16 @@ export class AgentQueryService {
     follower.onRewind(() => {
       cache.clear();
       index.clear();
+      registrations.clear();
     });
     // a reorganisation dropped blocks after `ancestor`: no cached read may come from them (the cache keeps no
     // block per entry, so all go), and the index undoes their changes; their new branch's logs follow
     follower.onReorg((ancestor) => {
       cache.clear();
       index.rewindTo(ancestor);
+      registrations.clear();
     });
-    return { gateway, follower, live: () => follower.isLive(), cache, index, stored, storePrefix: prefix };
+    return { gateway, follower, live: () => follower.isLive(), cache, index, registrations, stored, storePrefix: prefix };
   }
 
   /** Starts a network's follower, after the stored index (if any) is loaded and the follower set to resume from it. */
@@ -463,11 +469,19 @@ export class AgentQueryService {
     const fromFollower = follower.subscribe((logs) => {
       if (logs.length > 0) listener();
     });
-    const fromSocket = queries.gateway.registryLogs?.(() => listener());
+    const fromSocket = queries.gateway.registryLogs?.((logs) => {
+      queries.registrations.note(logs);
+      listener();
+    });
     return () => {
       fromFollower();
       fromSocket?.();
     };
+  }
+
+  /** The transaction that minted `agentId`, when the service saw its Registered log (recent registrations only). */
+  registrationTransaction(network: NetworkName, agentId: bigint): Hex | undefined {
+    return this.#networks[network].registrations.transactionOf(agentId);
   }
 
   /** Processes the logs up to the latest block now (tests; normally the followers' timers do this). */

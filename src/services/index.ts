@@ -178,7 +178,6 @@ export function createServices(options: ServiceOptions): Services {
     appName: options.appName,
     ...(options.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: options.reportedTxTimeoutMs } : {}),
   };
-  const registration = new RegistrationService(flowDeps);
   const deregistration = new DeregistrationService(flowDeps);
   const refresh = new RefreshService(flowDeps);
   const identify = new IdentifyService(flowDeps);
@@ -199,6 +198,10 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
+  });
+  const registration = new RegistrationService({
+    ...flowDeps,
+    registrationTransaction: (network, agentId) => queries.registrationTransaction(network, agentId),
   });
   // which instance writes each network's stored index, and where it stands, at each scrape
   options.metrics?.observeIndexWriters(() => queries.indexWriters());

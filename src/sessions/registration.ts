@@ -54,7 +54,10 @@ export interface ExportedKey {
   mode: RegistrationMode;
 }
 
-export type RegistrationDeps = FlowDeps;
+export interface RegistrationDeps extends FlowDeps {
+  /** The transaction that minted an agent, when the service saw its Registered log (the follower or the WebSocket). */
+  registrationTransaction?: (network: NetworkName, agentId: bigint) => Hex | undefined;
+}
 
 function parseHuman(value: string | undefined, mode: RegistrationMode): Address | undefined {
   if (!MODE_RULES[mode].needsHumanAddress) return undefined;
@@ -181,7 +184,15 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     const agentId = await gateway.registry.agentIdOf(record.agentKey);
     // not registered (yet): the reported transaction may still fail the session; a confirmed one is being indexed
     if (agentId === 0n) return (await this.flow.followReport(record, 'The registration transaction reverted on chain')).record;
-    const [txHash, agent] = await Promise.all([this.registrationTx(gateway, agentId, record.callback?.txHash), gateway.registry.readAgent(agentId)]);
+    const seen = this.deps.registrationTransaction?.(record.network, agentId);
+    const [agent, reported] = await Promise.all([
+      gateway.registry.readAgent(agentId),
+      seen ? undefined : this.reportedRegistration(gateway, agentId, record.callback?.txHash),
+    ]);
+    const txHash =
+      seen ??
+      reported ??
+      (agent && agent.registeredAtBlock > 0n ? await gateway.registry.registrationTransaction(agentId, agent.registeredAtBlock) : undefined);
     return this.flow.complete(record, {
       agentId: agentId.toString(),
       ...(txHash ? { txHash } : {}),
@@ -189,12 +200,10 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
     });
   }
 
-  /** The transaction that minted the agent: the one the identity app reported if it did, else from the logs. */
-  private async registrationTx(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
-    if (reported) {
-      const transaction = await gateway.registry.transaction(reported);
-      if (transaction?.registered.includes(agentId)) return reported;
-    }
-    return gateway.registry.registrationTransaction(agentId, gateway.registryDeployBlock);
+  /** The transaction the identity app reported, if it is the one that minted the agent. */
+  private async reportedRegistration(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
+    if (!reported) return undefined;
+    const transaction = await gateway.registry.transaction(reported);
+    return transaction?.registered.includes(agentId) ? reported : undefined;
   }
 }

@@ -67,9 +67,10 @@ describe('completion over the chain WebSocket, with no callback and no poll in t
 
     expect(await stageAnnounced(events, 'completed')).toBe(true);
 
-    // the REST status, read after the watchers completed the session, says the same
+    // the REST status, read after the watchers completed the session, says the same, with the registering
+    // transaction the WebSocket's Registered log named
     const status = await fetch(`${served.base}/api/agent/register/status`, { headers: { authorization: `Bearer ${session.sessionToken}` } });
-    expect(await status.json()).toMatchObject({ stage: 'completed', agentId: expect.any(Number) });
+    expect(await status.json()).toMatchObject({ stage: 'completed', agentId: expect.any(Number), txHash: proof.txHash });
   });
 });
 

@@ -1,7 +1,10 @@
 // The log follower woken by new blocks over the node's WebSocket (anvil serves it on its HTTP port): with a poll
 // interval of a minute, a registration still reaches the follower's subscribers, since the block that holds it wakes
-// the follower; and a follower stopped unsubscribes, so later blocks wake nothing.
+// the follower; each log the node announces reaches every listener of the registry's logs; and a follower stopped
+// unsubscribes, so later blocks wake nothing.
+import { isAddressEqual, type Log } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registeredAgentId } from '../../src/chain/actions/registry-logs.js';
 import { createNetworkGateway, type NetworkGateway } from '../../src/chain/gateway.js';
 import { localWebSocketUrl, nodeSubscriptions } from '../../src/chain/new-heads.js';
 import type { RegistryEventFollower, RegistryLog } from '../../src/chain/registry-events.js';
@@ -51,23 +54,28 @@ describe('the log follower on new heads (WebSocket)', () => {
     expect(follower.processedBlock).toBeGreaterThan(before);
   });
 
-  it("announces the block of the registry's logs once to each listener, however many logs it holds", async () => {
-    const logs = nodeSubscriptions('testnet', localWebSocketUrl(system.rpcUrl)).logs(system.deployment.contracts.registry);
-    const first: bigint[] = [];
-    const second: bigint[] = [];
-    const stopFirst = logs((block) => first.push(block));
-    const stopSecond = logs((block) => second.push(block));
+  it("hands each listener every log the registry's WebSocket announces, with its transaction", async () => {
+    const registry = system.deployment.contracts.registry;
+    const logs = nodeSubscriptions('testnet', localWebSocketUrl(system.rpcUrl)).logs(registry);
+    const first: Log[] = [];
+    const second: Log[] = [];
+    const stopFirst = logs((batch) => first.push(...batch));
+    const stopSecond = logs((batch) => second.push(...batch));
     try {
       const agent = await registerWalletFree(system);
       const receipt = await system.client.getTransactionReceipt({ hash: agent.txHash });
+      const expected = receipt.logs.filter((log) => isAddressEqual(log.address, registry)).map((log) => log.logIndex);
+      expect(expected.length).toBeGreaterThan(1);
+      const ofTransaction = (seen: Log[]) => seen.filter((log) => log.transactionHash === agent.txHash).map((log) => log.logIndex);
       await eventually(
-        async () => second.includes(receipt.blockNumber),
-        (found) => found,
+        async () => ofTransaction(second).length,
+        (count) => count === expected.length,
         10_000,
       );
-      // a registration logs several events in its block: one announcement
-      expect(first.filter((block) => block === receipt.blockNumber)).toHaveLength(1);
-      expect(second.filter((block) => block === receipt.blockNumber)).toHaveLength(1);
+      // a registration logs several events in its block: each reaches both listeners once
+      expect(ofTransaction(first)).toEqual(expected);
+      expect(ofTransaction(second)).toEqual(expected);
+      expect(first.some((log) => registeredAgentId(log) === agent.agentId)).toBe(true);
     } finally {
       stopFirst();
       stopSecond();

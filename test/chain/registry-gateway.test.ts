@@ -43,6 +43,13 @@ describe('RegistryGateway', () => {
     expect(record!.configId).toBe(configIds[4]);
   });
 
+  it('finds the transaction that minted an agent in the block it was registered in, and only there', async () => {
+    const { blockNumber } = await system.client.getTransactionReceipt({ hash: registered.txHash });
+    expect(await system.gateway.registry.registrationTransaction(registered.agentId, blockNumber)).toBe(registered.txHash);
+    expect(await system.gateway.registry.registrationTransaction(registered.agentId, blockNumber - 1n)).toBeUndefined();
+    expect(await system.gateway.registry.registrationTransaction(registered.agentId + 1n, blockNumber)).toBeUndefined();
+  });
+
   it('answers null for an agent id that was never minted', async () => {
     expect(await system.gateway.registry.readAgent(999n)).toBeNull();
   });

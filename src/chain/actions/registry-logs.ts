@@ -36,6 +36,7 @@ const IGNORED_EVENTS = new Set<Hex>(
     ] as const
   ).map(topicOf),
 );
+const REGISTERED = topicOf('Registered');
 const TRANSFER = topicOf('Transfer');
 const REVOKED = topicOf('HumanProofRevoked');
 const GUARDIAN_SET = topicOf('GuardianSet');
@@ -83,4 +84,10 @@ export function decodeRegistryLog(log: RegistryLogLike): RegistryLogEffect {
     return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)), revoked: topic === REVOKED };
   }
   return { kind: 'all' };
+}
+
+/** The agent a Registered log minted, or undefined for any other log. */
+export function registeredAgentId(log: RegistryLogLike): bigint | undefined {
+  const [topic0, agentTopic] = log.topics;
+  return topic0?.toLowerCase() === REGISTERED && agentTopic ? hexToBigInt(agentTopic) : undefined;
 }

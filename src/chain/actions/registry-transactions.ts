@@ -64,12 +64,22 @@ export async function readProofSubmission(client: ChainClient, { registry, hash 
   }
 }
 
-/** The transaction that minted `agentId`, from the registry's Registered logs since its deploy block. */
+/**
+ * The transaction that minted `agentId`, from the registry's Registered logs of the one block it was registered in:
+ * a range of one block, which every provider serves (a search from the deploy block is refused by many).
+ */
 export async function findRegistrationTransaction(
   client: ChainClient,
-  { registry, agentId, fromBlock }: { registry: Address; agentId: bigint; fromBlock: bigint },
+  { registry, agentId, block }: { registry: Address; agentId: bigint; block: bigint },
 ): Promise<Hex | undefined> {
-  const events = await client.getContractEvents({ address: registry, abi: agentRegistryAbi, eventName: 'Registered', args: { agentId }, fromBlock });
+  const events = await client.getContractEvents({
+    address: registry,
+    abi: agentRegistryAbi,
+    eventName: 'Registered',
+    args: { agentId },
+    fromBlock: block,
+    toBlock: block,
+  });
   return events[0]?.transactionHash ?? undefined;
 }
 
