@@ -74,6 +74,16 @@ export class AgentLens {
     return { blockNumber, value: toView(raw) };
   }
 
+  /** The agent registered under `agentKey` in one eth_call; agentId 0 and exists false when the key has none. */
+  async agentOfKey(agentKey: Hex): Promise<AtBlock<AgentView>> {
+    const [blockNumber, raw] = await this.client.readContract({
+      ...this.lens,
+      functionName: 'agentViewOfKey',
+      args: [this.registry, agentKey],
+    });
+    return { blockNumber, value: toView(raw) };
+  }
+
   /** Several agents in one eth_call, in the order given. */
   async agents(agentIds: readonly bigint[]): Promise<AtBlock<AgentView[]>> {
     const [blockNumber, raws] = await this.client.readContract({

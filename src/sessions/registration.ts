@@ -2,6 +2,7 @@
 // the key the service generated. The chain is the source of truth: a session completes when the registry
 // knows the agent's key, whoever submitted the proof.
 import type { Address, Hex } from 'viem';
+import type { AgentView } from '../chain/agent-lens.js';
 import type { NetworkGateway } from '../chain/gateway.js';
 import { parseAccountAddress } from '../core/addresses.js';
 import { type PublicCredentials, publicCredentials } from '../core/credentials.js';
@@ -181,29 +182,26 @@ export class RegistrationService extends ChainSyncedSessions<'register', Registr
   protected async syncWithChain(record: RegistrationRecord): Promise<RegistrationRecord> {
     if (record.stage === 'completed') return record;
     const gateway = this.deps.chains.get(record.network);
-    const agentId = await gateway.registry.agentIdOf(record.agentKey);
+    // the id and the agent in one round trip: this read is on the way of every completion the chain announces
+    const { value: agent } = await gateway.lens.agentOfKey(record.agentKey);
     // not registered (yet): the reported transaction may still fail the session; a confirmed one is being indexed
-    if (agentId === 0n) return (await this.flow.followReport(record, 'The registration transaction reverted on chain')).record;
-    const seen = this.deps.registrationTransaction?.(record.network, agentId);
-    const [agent, reported] = await Promise.all([
-      gateway.registry.readAgent(agentId),
-      seen ? undefined : this.reportedRegistration(gateway, agentId, record.callback?.txHash),
-    ]);
+    if (agent.agentId === 0n) return (await this.flow.followReport(record, 'The registration transaction reverted on chain')).record;
+    const { agentId } = agent;
     const txHash =
-      seen ??
-      reported ??
-      (agent && agent.registeredAtBlock > 0n ? await gateway.registry.registrationTransaction(agentId, agent.registeredAtBlock) : undefined);
+      this.deps.registrationTransaction?.(record.network, agentId) ?? (await this.registrationTx(gateway, agent, record.callback?.txHash));
     return this.flow.complete(record, {
       agentId: agentId.toString(),
       ...(txHash ? { txHash } : {}),
-      ...(agent ? { credentials: publicCredentials(agent.credentials) } : {}),
+      ...(agent.exists ? { credentials: publicCredentials(agent.credentials) } : {}),
     });
   }
 
-  /** The transaction the identity app reported, if it is the one that minted the agent. */
-  private async reportedRegistration(gateway: NetworkGateway, agentId: bigint, reported?: Hex): Promise<Hex | undefined> {
-    if (!reported) return undefined;
-    const transaction = await gateway.registry.transaction(reported);
-    return transaction?.registered.includes(agentId) ? reported : undefined;
+  /**
+   * The transaction that minted `agent` when the service has not seen its Registered log: the one the identity app
+   * reported if it is that one, else from the logs of the block the registry says it was minted in.
+   */
+  private async registrationTx(gateway: NetworkGateway, agent: AgentView, reported?: Hex): Promise<Hex | undefined> {
+    if (reported && (await gateway.registry.transaction(reported))?.registered.includes(agent.agentId)) return reported;
+    return gateway.registry.registrationTransaction(agent.agentId, agent.registeredAtBlock);
   }
 }

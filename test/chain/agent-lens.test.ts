@@ -76,6 +76,15 @@ describe('AgentLens', () => {
     }
   });
 
+  it('reads an agent by its key in one round trip, the same as by its id; a key never registered is agent 0', async () => {
+    const { lens, requests } = countingLens();
+    const byKey = await lens.agentOfKey(addressAgentKey(linked.agent.address));
+    expect(requests()).toBe(1);
+    expect(byKey.value).toEqual((await lens.agent(linked.agentId)).value);
+    const { value } = await lens.agentOfKey(addressAgentKey(newAccount().address));
+    expect(value).toMatchObject({ agentId: 0n, exists: false, owner: zeroAddress, registeredAtBlock: 0n });
+  });
+
   it('reads several agents and a nullifier list in one round trip each', async () => {
     const { lens, requests } = countingLens();
     const { value } = await lens.agents([linked.agentId, 987_654n, walletFree.agentId]);

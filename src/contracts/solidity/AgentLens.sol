@@ -18,6 +18,7 @@ interface ILensRegistry {
 
     function ownerOf(uint256 tokenId) external view returns (address);
     function agentIdToAgentKey(uint256 agentId) external view returns (bytes32);
+    function getAgentId(bytes32 agentKey) external view returns (uint256);
     function hasHumanProof(uint256 agentId) external view returns (bool);
     function getHumanNullifier(uint256 agentId) external view returns (uint256);
     function getProofProvider(uint256 agentId) external view returns (address);
@@ -71,6 +72,18 @@ contract AgentLens {
         view
         returns (uint256 blockNumber, AgentView memory agent)
     {
+        return (block.number, _view(registry, agentId, registry.selfProofProvider()));
+    }
+
+    /// @notice The agent registered under `agentKey`, with the block the state was read at; agentId 0 (and exists
+    /// false) when the key has none. A session waiting for its registration learns the id and the agent in one call.
+    function agentViewOfKey(ILensRegistry registry, bytes32 agentKey)
+        external
+        view
+        returns (uint256 blockNumber, AgentView memory agent)
+    {
+        uint256 agentId = registry.getAgentId(agentKey);
+        if (agentId == 0) return (block.number, agent);
         return (block.number, _view(registry, agentId, registry.selfProofProvider()));
     }
 
