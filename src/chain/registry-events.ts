@@ -28,7 +28,10 @@ export type LogSubscriber = (logs: readonly RegistryLog[], toBlock: bigint) => v
 export interface FollowerOptions {
   /** Time between polls; about the chain's block time (1 s on Celo, 100-250 ms on a local anvil). */
   intervalMs: number;
-  /** Most blocks one eth_getLogs may span; halved (down to 1) when the node refuses a range. Default 50,000. */
+  /**
+   * Most blocks one eth_getLogs may span (default 50,000). Within it a window is sized from the last one's logs
+   * (nextWindow), and halved (down to 1) when the node refuses a range.
+   */
   maxLogRange?: bigint;
   /**
    * How long after its last successful poll the follower still counts as live (default: 10 polls, at least 5 s).
@@ -46,6 +49,29 @@ export interface FollowerOptions {
 }
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
+
+/**
+ * Logs one eth_getLogs aims at. Providers cap a result at about 10,000 logs (or viem's transport at 10 MB of
+ * JSON, some 20,000 registry logs), and a refused call costs as much as the node's work on it: a dense history
+ * (a registry with many registrations a block) would otherwise be read through one refusal after another.
+ */
+const LOGS_PER_WINDOW = 5_000;
+
+/**
+ * The first window's blocks: small, since nothing is known of the history's density yet (a window too large for
+ * the provider is refused only after the node did the work); sparse histories grow it fourfold a call.
+ */
+const FIRST_WINDOW = 16n;
+
+/**
+ * The next window, from the logs the last one held: as many blocks as hold about LOGS_PER_WINDOW at that density,
+ * at most four times the last (density varies) and within [1, max]. An empty window doubles.
+ */
+export function nextWindow(window: bigint, logs: number, max: bigint): bigint {
+  const sized = logs === 0 ? window * 2n : (window * BigInt(LOGS_PER_WINDOW)) / BigInt(logs);
+  const bounded = sized > window * 4n ? window * 4n : sized;
+  return bounded < 1n ? 1n : bounded > max ? max : bounded;
+}
 
 /**
  * A poll that spans many windows (a first backfill, hours on a public RPC) makes a checkpoint after the first
@@ -102,6 +128,8 @@ export class RegistryEventFollower {
   /** A reorganisation is being undone: blocks after the ancestor are delivered again. */
   #recovering = false;
   readonly #fromBlock: bigint;
+  /** Blocks per eth_getLogs: sized from the last window's logs (nextWindow), kept from poll to poll. */
+  #window: bigint;
   /** Last block whose logs every subscriber has seen. */
   #processed: bigint;
   #running = false;
@@ -125,6 +153,8 @@ export class RegistryEventFollower {
     this.#registry = registry;
     this.#fromBlock = fromBlock;
     this.#processed = fromBlock > 0n ? fromBlock - 1n : -1n;
+    const max = options.maxLogRange ?? DEFAULT_MAX_LOG_RANGE;
+    this.#window = max < FIRST_WINDOW ? max : FIRST_WINDOW;
     this.#options = {
       intervalMs: options.intervalMs,
       maxLogRange: options.maxLogRange ?? DEFAULT_MAX_LOG_RANGE,
@@ -367,25 +397,43 @@ export class RegistryEventFollower {
         ? { ...this.#backfill, target: latest }
         : { startedAt: this.#options.clock(), from: this.#processed, target: latest };
     }
-    let window = this.#options.maxLogRange;
+    let window = this.#window;
     let checks: Promise<(() => void)[]> | undefined;
     let checkpointedAt = this.#options.clock();
+    /** The next window's eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). */
+    let ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<RegistryLog[]> } | undefined;
+    const request = (fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> => {
+      // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
+      if (toBlock === latest) checks ??= this.#runChecks(latest);
+      const logs = this.#client.getLogs({ address: this.#registry, fromBlock, toBlock }) as Promise<RegistryLog[]>;
+      logs.catch(() => undefined); // a window read ahead may be dropped unread (a stop, a smaller window)
+      return logs;
+    };
+    const windowEnd = (fromBlock: bigint): bigint => (fromBlock + window - 1n < latest ? fromBlock + window - 1n : latest);
     try {
       while (this.#processed < latest) {
         const fromBlock = this.#processed + 1n;
-        const toBlock = fromBlock + window - 1n < latest ? fromBlock + window - 1n : latest;
-        // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
-        if (toBlock === latest) checks ??= this.#runChecks(latest);
+        const toBlock = windowEnd(fromBlock);
+        const pending = ahead?.fromBlock === fromBlock && ahead.toBlock === toBlock ? ahead.logs : request(fromBlock, toBlock);
+        ahead = undefined;
         let logs: RegistryLog[];
         try {
-          logs = (await this.#client.getLogs({ address: this.#registry, fromBlock, toBlock })) as RegistryLog[];
+          logs = await pending;
         } catch (error) {
           // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
           if (window > 1n) {
             window /= 2n;
+            this.#window = window;
             continue;
           }
           throw error;
+        }
+        window = nextWindow(window, logs.length, this.#options.maxLogRange);
+        this.#window = window;
+        if (toBlock < latest && this.#running) {
+          const nextFrom = toBlock + 1n;
+          const nextTo = windowEnd(nextFrom);
+          ahead = { fromBlock: nextFrom, toBlock: nextTo, logs: request(nextFrom, nextTo) };
         }
         const apply = toBlock === latest && checks ? await checks : [];
         this.#deliver(logs, toBlock);
