@@ -82,6 +82,9 @@ export interface StatusReference {
   uri: string;
 }
 
+/** Changed agents read one by one up to this many; beyond, the agents holding credentials are listed once. */
+const READ_EACH_UP_TO = 16;
+
 export interface CredentialStatusOptions {
   store: KeyValueStore;
   queries: AgentQueryService;
@@ -99,6 +102,9 @@ export class CredentialStatus {
   /** The signed token of each list, with the revoked set and kid it was made from. */
   readonly #tokens = new Map<number, { revoked: string; kid: string; iat: number; token: string }>();
   #unsubscribe: (() => void) | undefined;
+  /** Agents whose change has not been looked at yet, per network. */
+  readonly #changedAgents = new Map<NetworkName, Set<bigint>>();
+  #lookScheduled = false;
 
   constructor(options: CredentialStatusOptions) {
     this.#options = options;
@@ -214,7 +220,36 @@ export class CredentialStatus {
     const [network, kind, id] = key.split('/');
     if (!NETWORK_NAMES.includes(network as NetworkName)) return;
     if (kind === undefined) this.#track(this.#recheckNetwork(network as NetworkName));
-    else if (kind === 'agent' && id !== undefined && /^\d+$/.test(id)) this.#track(this.#recheck(network as NetworkName, BigInt(id)));
+    else if (kind === 'agent' && id !== undefined && /^\d+$/.test(id)) {
+      const changed = this.#changedAgents.get(network as NetworkName) ?? new Set<bigint>();
+      this.#changedAgents.set(network as NetworkName, changed.add(BigInt(id)));
+      // the follower delivers a range's changes in one tick: they are looked at together, right after it
+      if (!this.#lookScheduled) {
+        this.#lookScheduled = true;
+        this.#track(Promise.resolve().then(() => this.#recheckChanged()));
+      }
+    }
+  }
+
+  /**
+   * The agents changed since the last look. A few (a live chain's block) are read one by one; many (a backfill's
+   * window, thousands of agents nearly all without a credential) through one listing of the agents that hold one.
+   */
+  async #recheckChanged(): Promise<void> {
+    this.#lookScheduled = false;
+    const changed = [...this.#changedAgents];
+    this.#changedAgents.clear();
+    const checks = await Promise.all(
+      changed.map(async ([network, agentIds]) => {
+        if (agentIds.size <= READ_EACH_UP_TO) return [...agentIds].map((agentId) => this.#recheck(network, agentId));
+        const prefix = agentPrefix(network);
+        const holders = (await this.#options.store.keys(prefix)).map((key) => BigInt(key.slice(prefix.length)));
+        return holders.filter((agentId) => agentIds.has(agentId)).map((agentId) => this.#recheck(network, agentId));
+      }),
+    );
+    for (const result of await Promise.allSettled(checks.flat())) {
+      if (result.status === 'rejected') this.#options.onError?.(result.reason);
+    }
   }
 
   #track(check: Promise<void>): void {

@@ -15,6 +15,7 @@ import { type AgentCredential, presentCredential, requestCredential } from '../.
 import { HttpCache } from '../../src/client/http-cache.js';
 import { AGENT_CREDENTIAL_VCT } from '../../src/core/agent-credential.js';
 import { NETWORKS } from '../../src/core/networks.js';
+import { registerWalletFree } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
 import { setMaxAgentsPerHuman } from '../support/registry.js';
@@ -213,6 +214,27 @@ describe('the human-backed-agent credential', () => {
     await expect(
       verifyAgentCredential(await present(after), { audience: AUDIENCE, nonce, issuer: served.base, cache: fresh }),
     ).resolves.toBeDefined();
+  });
+
+  it('revokes a credential whose agent left in a range that changed many agents at once (a backfill window)', async () => {
+    const human = newDocument();
+    const doomed = await registeredSigner(q.app, networks, { mode: 'wallet-free', document: human });
+    const issued = await request_(doomed);
+    await q.services.queries.syncNow();
+    await q.services.credentialStatus.settled();
+    const session = await request(q.app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: doomed.key.agentAddress });
+    await approveDeepLink(q.app, networks, session.body.deepLink, { document: human });
+    // more agents than are read one by one, in the same range as the deregistration
+    for (let i = 0; i < 20; i++) await registerWalletFree(networks.testnet);
+    await q.services.queries.syncNow();
+    await q.services.credentialStatus.settled();
+
+    const nonce = randomUUID();
+    const presentation = await presentCredential(issued, doomed.signer, { audience: AUDIENCE, nonce });
+    const error = await verifyAgentCredential(presentation, { audience: AUDIENCE, nonce, issuer: served.base, cache: new HttpCache() }).catch(
+      (e: unknown) => e,
+    );
+    expect((error as CredentialError).reason).toBe('revoked');
   });
 
   it('after a deregistration the status list marks the credential revoked and the verifier refuses it', async () => {
