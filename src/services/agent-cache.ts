@@ -357,7 +357,8 @@ export class AgentCache {
   /** Drops what the logs make stale (the follower calls this, synchronously, for every range of logs). */
   apply(logs: readonly RegistryLogLike[]): void {
     for (const log of logs) {
-      const effect = decodeRegistryLog(log);
+      // whether a log changes an owner is all this asks of its addresses
+      const effect = decodeRegistryLog(log, { checksummed: false });
       if (effect.kind === 'none') continue;
       if (effect.kind === 'all') {
         this.#agents.clear();

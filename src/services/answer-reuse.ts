@@ -2,7 +2,7 @@
 // current (a registry event, a reorganisation, a proof's expiry, its log follower falling behind); whoever keeps
 // answers (the HTTP response cache) learns it from here without knowing chains: an answer names the keys it depends
 // on, and the service announces each key whose answers changed.
-import { type Address, getAddress } from 'viem';
+import type { Address } from 'viem';
 import type { NetworkName } from '../core/networks.js';
 
 /** How long an answer may be reused: until `validUntilMs` (service clock), while `live()` holds, until one of `keys` changes. */
@@ -30,7 +30,7 @@ export const answerKeys = {
   network: (network: NetworkName): string => network,
   agent: (network: NetworkName, agentId: bigint): string => `${network}/agent/${agentId}`,
   nullifier: (network: NetworkName, nullifier: bigint): string => `${network}/nullifier/${nullifier}`,
-  human: (network: NetworkName, address: Address): string => `${network}/human/${getAddress(address)}`,
+  human: (network: NetworkName, address: Address): string => `${network}/human/${address.toLowerCase()}`,
   /** Whatever the service signed: it changes when the key that signs does. */
   signingKey: (): string => 'signing-key',
 };

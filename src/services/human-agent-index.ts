@@ -16,9 +16,12 @@
 // What changed since the last takeChanges() is kept by bucket of agent ids (BUCKET_SIZE consecutive ids), so that a
 // stored copy (stored-agent-index.ts) rewrites the few buckets a poll touched, and loads the whole index in a few reads.
 //
+// Addresses are kept in lower case: a checksum is a keccak256 per address, the bulk of a long backfill's work, and
+// the index only ever compares them.
+//
 // Each address whose agents a log changes (the one that loses an agent and the one that gains it) is told to
 // `onChange` as the log is applied, so answers kept elsewhere follow (rewinds and clears are announced by the caller).
-import { type Address, getAddress, zeroAddress } from 'viem';
+import { type Address, zeroAddress } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 
@@ -76,6 +79,8 @@ type Undo = { blockNumber: bigint; agentId: bigint } & (
   | { side: SideIndex<bigint>; previous: bigint | undefined }
 );
 
+const lower = (address: Address): Address => address.toLowerCase() as Address;
+
 /** Consecutive agent ids stored together. */
 export const BUCKET_SIZE = 1024n;
 const bucketOf = (agentId: bigint): bigint => agentId / BUCKET_SIZE;
@@ -107,7 +112,7 @@ export class HumanAgentIndex {
   /** Applies a range of registry logs, in order; `toBlock` is the range's last block. */
   apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint): void {
     for (const log of logs) {
-      const effect = decodeRegistryLog(log);
+      const effect = decodeRegistryLog(log, { checksummed: false });
       if (effect.kind !== 'agent') continue;
       const journal = (undo: Undo) => {
         if (log.blockNumber != null) this.#journal.push(undo);
@@ -216,15 +221,15 @@ export class HumanAgentIndex {
     for (const bucket of buckets) {
       for (const [id, [owner, guardian, nullifier]] of Object.entries(bucket)) {
         const agentId = BigInt(id);
-        if (owner) this.#owners.set(agentId, owner);
-        if (guardian) this.#guardians.set(agentId, guardian);
+        if (owner) this.#owners.set(agentId, lower(owner));
+        if (guardian) this.#guardians.set(agentId, lower(guardian));
         if (nullifier) this.#nullifiers.set(agentId, BigInt(nullifier));
       }
     }
     this.#journal = journal.map(([blockNumber, side, id, previous]): Undo => {
       const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };
       if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
-      return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: (previous as Address | null) ?? undefined };
+      return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: previous === null ? undefined : lower(previous as Address) };
     });
     this.#dirty.clear();
     this.#cleared = false;
@@ -237,8 +242,8 @@ export class HumanAgentIndex {
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */
   agentsOf(address: Address): bigint[] {
-    const checksummed = getAddress(address);
-    const ids = new Set([...this.#owners.agentsOf(checksummed), ...this.#guardians.agentsOf(checksummed)]);
+    const key = lower(address);
+    const ids = new Set([...this.#owners.agentsOf(key), ...this.#guardians.agentsOf(key)]);
     return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 }

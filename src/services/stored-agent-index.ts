@@ -34,9 +34,10 @@ export interface StoredAgentIndexOptions {
 
 /**
  * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
- * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too.
+ * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too; 3: their
+ * addresses are in lower case.
  */
-export const STORED_INDEX_FORMAT = 2;
+export const STORED_INDEX_FORMAT = 3;
 
 /** The checkpoint record. */
 export interface StoredCheckpoint {

@@ -65,9 +65,12 @@ export interface RegistryLogLike {
   data: Hex;
 }
 
-const addressOfTopic = (topic: Hex): Address => getAddress(slice(topic, 12));
-
-export function decodeRegistryLog(log: RegistryLogLike): RegistryLogEffect {
+/**
+ * `checksummed: false` leaves owner and guardian in lower case: for readers that only ask whether there is one (the
+ * checksum is a keccak256 per address, the bulk of a backfill's decoding).
+ */
+export function decodeRegistryLog(log: RegistryLogLike, { checksummed = true }: { checksummed?: boolean } = {}): RegistryLogEffect {
+  const addressOfTopic = (topic: Hex): Address => (checksummed ? getAddress(slice(topic, 12)) : (slice(topic, 12).toLowerCase() as Address));
   const [topic0, ...indexed] = log.topics;
   const topic = topic0?.toLowerCase() as Hex | undefined;
   if (topic === undefined) return { kind: 'all' };
