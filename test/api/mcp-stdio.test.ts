@@ -65,7 +65,11 @@ describe('MCP over stdio, through the bridge to the service', () => {
     expect(result.isError, textOf(result)).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: { stage: 'completed', agentId: expect.any(Number) } });
     expect(reports[0]).toMatchObject({ progress: 1, total: 3 });
-    expect(reports.at(-1)).toMatchObject({ progress: 3 });
+    // each stage once, in order; the last (3, completed) is sent before the answer, but an SDK client that reads both
+    // at once settles the answer first and drops the progress it no longer follows, so it may not be seen here
+    const stages = reports.map((report) => report.progress);
+    expect(stages).toEqual([...new Set(stages)].sort((a, b) => a - b));
+    expect(stages.every((stage) => stage >= 1 && stage <= 3)).toBe(true);
   });
 
   it('the command line serves the same bridge: npx agent-identity-registry mcp --url <service>', async () => {
