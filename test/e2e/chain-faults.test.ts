@@ -323,7 +323,11 @@ describe('sessions checked against the chain at start', () => {
     writeFileSync(chainFile(dataDir, 'testnet', 'state.json'), backup);
     const second = await startService(dataDir);
     await waitHealthy(second);
-    expect(second.output()).toMatch(/sessions claimed what the chain does not hold/);
+    // log lines reach the output in batches, at least once a second (logger.ts)
+    const warned = await waitFor('the reconciliation warning', async () =>
+      /sessions claimed what the chain does not hold/.test(second.output()) ? true : undefined,
+    );
+    expect(warned).toBe(true);
     expect((await getJson(`${second.base}/api/agent/info/${TESTNET}/${agentId}`)).status).toBe(404);
     const reopened = await statusOf(second, registration.sessionToken);
     expect(reopened.stage).toBe('qr-ready');
