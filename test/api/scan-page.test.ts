@@ -14,6 +14,7 @@ import { scanPageStateSchema } from '../../src/http/schemas/scan-page.js';
 import { deregistrationSessionSchema, identifySessionSchema } from '../../src/http/schemas/sessions.js';
 import { newAccount } from '../support/agents.js';
 import { testApp } from '../support/app.js';
+import { eventually } from '../support/queries.js';
 import {
   approveDeepLink,
   callbackTarget,
@@ -320,7 +321,12 @@ describe('scan page', () => {
       .send({ network: 'testnet', agentAddress: session['agentAddress'] });
     expect(deregistration.status, JSON.stringify(deregistration.body)).toBe(200);
     expect((await approveDeepLink(app, net, deregistration.body.deepLink as string, { document })).proof.status).toBe('submitted');
-    const later = await request(app).get(pathOf(session['scanPageUrl'] as string));
+    // the page reads the agent through the query cache, which hears of the deregistration at the follower's next poll
+    const { value: later } = await eventually(
+      () => request(app).get(pathOf(session['scanPageUrl'] as string)),
+      (res) => res.body.agentStatus === 'deregistered',
+      10_000,
+    );
     expectConforms(scanPageStateSchema, later.body);
     expect(later.body).toMatchObject({
       stage: 'completed',
