@@ -20,6 +20,7 @@ import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
 import { profileOptions, type Rfc9421Send, rfc9421Headers, sendWith, TESTNET_CHAIN_ID, urlAt } from '../support/rfc9421.js';
 import { type RegisteredSigner, registeredSigner } from '../support/signers.js';
+import { step } from '../support/slow-steps.js';
 
 const LOOPBACK_ONLY = 'without PUBLIC_URL or SIGNATURE_AUTHORITIES this service accepts loopback names only (localhost, 127.0.0.1, [::1])';
 
@@ -39,37 +40,46 @@ describe('RFC 9421 requests at every signed endpoint', () => {
     sendWith(app, await rfc9421Headers(agent.signer, target, profileOptions(agent)), target);
 
   beforeAll(async () => {
-    networks = await deployTestNetworks();
-    const demo = await provisionDemoAgent({
-      dataDir: dir,
-      network: 'testnet',
-      gateway: networks.testnet.gateway,
-      wallet: await networks.testnet.newWallet(),
-      attester: networks.testnet.attester,
-    });
+    networks = await step('deploy the contracts', deployTestNetworks);
+    const demo = await step('register the demo agent', async () =>
+      provisionDemoAgent({
+        dataDir: dir,
+        network: 'testnet',
+        gateway: networks.testnet.gateway,
+        wallet: await networks.testnet.newWallet(),
+        attester: networks.testnet.attester,
+      }),
+    );
     demoAgentAddress = demo.account.address;
     const system = networks.testnet;
     const relayer = await system.newWallet();
     verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifier, relayer);
     ed25519Verifier = new DemoVerifierGateway(system.client, system.deployment.contracts.demoVerifierEd25519 as Hex, relayer, 'ed25519');
-    q = await queryTestApp(networks, {
-      demoAgents: { testnet: demo.account },
-      demoVerifiers: { testnet: verifier },
-      demoVerifiersEd25519: { testnet: ed25519Verifier },
-      a2a: true,
-    });
+    q = await step('start the service', () =>
+      queryTestApp(networks, {
+        demoAgents: { testnet: demo.account },
+        demoVerifiers: { testnet: verifier },
+        demoVerifiersEd25519: { testnet: ed25519Verifier },
+        a2a: true,
+      }),
+    );
     // the chat's built-in agent, on a second instance
     chatApp = testApp(networks.chains);
     const disclosures = { nationality: true, minimumAge: 18, ofac: true } as const;
-    secp = await registeredSigner(q.app, networks, { mode: 'wallet-free', disclosures, document: newDocument({ nationality: 'DEU' }) });
-    ed = await registeredSigner(q.app, networks, { mode: 'ed25519', disclosures, document: newDocument({ nationality: 'FRA' }) });
-    await q.services.queries.syncNow();
+    secp = await step('register the secp256k1 agent', () =>
+      registeredSigner(q.app, networks, { mode: 'wallet-free', disclosures, document: newDocument({ nationality: 'DEU' }) }),
+    );
+    ed = await step('register the Ed25519 agent', () =>
+      registeredSigner(q.app, networks, { mode: 'ed25519', disclosures, document: newDocument({ nationality: 'FRA' }) }),
+    );
+    await step('sync the follower', () => q.services.queries.syncNow());
   });
 
   afterAll(async () => {
-    await q.stop();
-    await chatApp.services.queries.stop();
-    chatApp.services.watcher.stopAll();
+    // after a setup that failed part way, stop what it started
+    await q?.stop();
+    await chatApp?.services.queries.stop();
+    chatApp?.services.watcher.stopAll();
     rmSync(dir, { recursive: true, force: true });
   });
 
