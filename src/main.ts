@@ -93,9 +93,9 @@ interface Networks {
 
 /** The local paymaster's rolling window for its per-sender limit. */
 const SPONSORSHIP_WINDOW_SECONDS = 3600;
-/** How often the local paymasters' deposits are read between health checks (a low one is logged). */
 /** How often a backfill's progress is logged (blocks done, to go, pace and time left). */
 const INDEXING_LOG_MS = 10_000;
+/** How often the local paymasters' deposits are read between health checks (a low one is logged). */
 const DEPOSIT_CHECK_INTERVAL_MS = 60_000;
 
 interface LocalAccountAbstraction {
@@ -452,9 +452,10 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     const indexingLog = setInterval(() => {
       for (const [network, progress] of Object.entries(services.queries.indexing())) logger.info({ network, ...progress }, 'indexing the registry');
     }, INDEXING_LOG_MS).unref();
+    const indexingFrom = performance.now();
     void services.queries
       .start()
-      .then(() => logger.info('registry index live'))
+      .then(() => logger.info({ ms: Math.round(performance.now() - indexingFrom) }, 'registry index live'))
       .catch((err: unknown) => logger.error({ err }, 'registry log followers failed to start'))
       .finally(() => clearInterval(indexingLog));
     services.paymasterDeposits.start(DEPOSIT_CHECK_INTERVAL_MS);

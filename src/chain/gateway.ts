@@ -2,6 +2,7 @@
 import type { Address } from 'viem';
 import { chainIdOf, NETWORK_NAMES, type NetworkName } from '../core/networks.js';
 import { readBlockTimestamp } from './actions/blocks.js';
+import { BACKFILL_TOPICS } from './actions/registry-logs.js';
 import { AgentLens } from './agent-lens.js';
 import type { ContractAddresses } from './celo-deployments.js';
 import { type ChainClient, type ClientOptions, createChainClient } from './clients.js';
@@ -114,6 +115,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
     followRegistry: (options) => {
       const chainDown = localChain ? { chainDown: () => localChain.downReason() !== undefined } : {};
       const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, {
+        backfillTopics: BACKFILL_TOPICS,
         ...options,
         ...chainDown,
         ...(heads ? { heads } : {}),

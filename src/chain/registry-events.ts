@@ -16,7 +16,7 @@
 // Checks: what the logs do not announce (a proof provider's name or strength is the provider's own state, and a
 // provider need not log its changes) can be read at the block a poll ends at, in the same batched round trip as
 // the last eth_getLogs, and applied in the tick in which the logs are delivered.
-import { type Address, BlockNotFoundError, type Hash, type Log } from 'viem';
+import { type Address, BlockNotFoundError, formatLog, type Hash, type Hex, type Log, numberToHex } from 'viem';
 import type { ChainClient } from './clients.js';
 import type { HeadSource } from './new-heads.js';
 
@@ -46,6 +46,12 @@ export interface FollowerOptions {
   heads?: HeadSource;
   /** Least time between two checkpoints inside one long poll (a backfill); default CHECKPOINT_EVERY_MS. */
   checkpointEveryMs?: number;
+  /**
+   * The events (topic 0) a backfill asks for, until the follower has caught up since its start or a start over:
+   * those that change what outlives the backfill (a stored index, revoked credentials). The others only drop
+   * cached answers, and nothing is cached before the follower is live. Default: every log of the address.
+   */
+  backfillTopics?: readonly Hex[];
 }
 
 const DEFAULT_MAX_LOG_RANGE = 50_000n;
@@ -117,7 +123,8 @@ export class RegistryEventFollower {
   #backfill: { startedAt: number; from: bigint; target: bigint } | undefined;
   readonly #client: ChainClient;
   readonly #registry: Address;
-  readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown' | 'heads'>> & Pick<FollowerOptions, 'onError' | 'chainDown' | 'heads'>;
+  readonly #options: Required<Omit<FollowerOptions, 'onError' | 'chainDown' | 'heads' | 'backfillTopics'>> &
+    Pick<FollowerOptions, 'onError' | 'chainDown' | 'heads' | 'backfillTopics'>;
   readonly #subscribers = new Set<LogSubscriber>();
   readonly #rewindListeners = new Set<() => void>();
   readonly #reorgListeners = new Set<(ancestor: bigint) => void>();
@@ -164,6 +171,7 @@ export class RegistryEventFollower {
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.chainDown ? { chainDown: options.chainDown } : {}),
       ...(options.heads ? { heads: options.heads } : {}),
+      ...(options.backfillTopics ? { backfillTopics: options.backfillTopics } : {}),
     };
   }
 
@@ -405,7 +413,7 @@ export class RegistryEventFollower {
     const request = (fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> => {
       // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
       if (toBlock === latest) checks ??= this.#runChecks(latest);
-      const logs = this.#client.getLogs({ address: this.#registry, fromBlock, toBlock }) as Promise<RegistryLog[]>;
+      const logs = this.#getLogs(fromBlock, toBlock);
       logs.catch(() => undefined); // a window read ahead may be dropped unread (a stop, a smaller window)
       return logs;
     };
@@ -470,6 +478,17 @@ export class RegistryEventFollower {
     const seconds = (this.#options.clock() - backfill.startedAt) / 1000;
     const blocksPerSecond = seconds > 0 ? Math.round(blocksDone / seconds) : 0;
     return { blocksDone, blocksToGo, blocksPerSecond, etaSeconds: blocksPerSecond > 0 ? Math.ceil(blocksToGo / blocksPerSecond) : null };
+  }
+
+  /**
+   * The registry's logs of blocks [fromBlock, toBlock]; during a backfill only the backfill topics. As viem's getLogs
+   * without an event (which takes no raw topics): eth_getLogs, each log formatted by viem.
+   */
+  async #getLogs(fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> {
+    const topics = this.#caughtUp ? undefined : this.#options.backfillTopics;
+    const filter = { address: this.#registry, fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock) };
+    const logs = await this.#client.request({ method: 'eth_getLogs', params: [topics ? { ...filter, topics: [[...topics]] } : filter] });
+    return logs.map((log) => formatLog(log) as RegistryLog);
   }
 
   /** Starts every check's read at `blockNumber`; resolves to what to apply. */

@@ -2,10 +2,10 @@
 // answering from what may have changed unheard), a chain known down likewise, and a chain that went back to an
 // earlier state (a local chain restarted from its state file) makes it start over from the deploy block, and a
 // reorganisation (a block it delivered is no longer the chain's) takes it back to the last block still on the chain.
-import { BlockNotFoundError, pad, toHex } from 'viem';
+import { BlockNotFoundError, type Hex, hexToBigInt, pad, toHex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { ChainClient } from '../../src/chain/clients.js';
-import { RegistryEventFollower, type RegistryLog } from '../../src/chain/registry-events.js';
+import { RegistryEventFollower } from '../../src/chain/registry-events.js';
 
 const REGISTRY = '0x0000000000000000000000000000000000000001';
 
@@ -31,11 +31,15 @@ function fakeChain() {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
         return chain.head;
       },
-      getLogs: async ({ fromBlock, toBlock }: { fromBlock: bigint; toBlock: bigint }) => {
+      // eth_getLogs as the follower sends it (through request: a backfill filters topics)
+      request: async ({ method, params }: { method: string; params: [{ fromBlock: Hex; toBlock: Hex }] }) => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
-        const logs: Partial<RegistryLog>[] = [];
+        if (method !== 'eth_getLogs') throw new Error(`unexpected ${method}`);
+        const [fromBlock, toBlock] = [hexToBigInt(params[0].fromBlock), hexToBigInt(params[0].toBlock)];
+        const logs: object[] = [];
         for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) {
-          logs.push({ blockNumber: block, logIndex: 0, blockHash: pad(toHex(block * 1000n + BigInt(block >= chain.forkedFrom ? chain.branch : 0))) });
+          const blockHash = pad(toHex(block * 1000n + BigInt(block >= chain.forkedFrom ? chain.branch : 0)));
+          logs.push({ address: REGISTRY, topics: [], data: '0x', blockNumber: toHex(block), logIndex: '0x0', blockHash });
         }
         return logs;
       },

@@ -36,6 +36,22 @@ const IGNORED_EVENTS = new Set<Hex>(
     ] as const
   ).map(topicOf),
 );
+/**
+ * What a backfill asks for (RegistryEventFollower's backfillTopics): ownership, guardians and nullifier lists (the
+ * stored index), and proof refreshes and provider changes (a credential's status). Registered, metadata, approvals
+ * and the credentials' storage, half of a registration's logs and of their bytes, only drop cached answers.
+ */
+export const BACKFILL_TOPICS: readonly Hex[] = (
+  [
+    'Transfer',
+    'GuardianSet',
+    'AgentRegisteredWithHumanProof',
+    'HumanProofRevoked',
+    'HumanProofRefreshed',
+    'ProofProviderAdded',
+    'ProofProviderRemoved',
+  ] as const
+).map(topicOf);
 const REGISTERED = topicOf('Registered');
 const TRANSFER = topicOf('Transfer');
 const REVOKED = topicOf('HumanProofRevoked');
