@@ -25,48 +25,58 @@ import { type Address, zeroAddress } from 'viem';
 import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 
-/** One value per agent (its owner, guardian or nullifier), and the agents of each value. */
+/**
+ * One value per agent (its owner, guardian or nullifier), and the agents of each value. It holds every agent of the
+ * registry, so it is compact: agent ids as numbers (the registry counts them up from 1, far below 2^53), and a value
+ * held by one agent (nearly every one) maps to that id rather than to a collection.
+ */
 class SideIndex<V extends Address | bigint> {
-  readonly #byAgent = new Map<bigint, V>();
-  readonly #byAddress = new Map<V, Set<bigint>>();
+  readonly #byAgent = new Map<number, V>();
+  readonly #byValue = new Map<V, number | number[]>();
 
   get(agentId: bigint): V | undefined {
-    return this.#byAgent.get(agentId);
+    return this.#byAgent.get(Number(agentId));
   }
 
   /** The agent's value now; undefined (or the zero address) removes it. */
   set(agentId: bigint, value: V | undefined): void {
     this.remove(agentId);
     if (value === undefined || (value as Address | bigint) === zeroAddress) return;
-    this.#byAgent.set(agentId, value);
-    let set = this.#byAddress.get(value);
-    if (!set) {
-      set = new Set();
-      this.#byAddress.set(value, set);
-    }
-    set.add(agentId);
+    const id = Number(agentId);
+    this.#byAgent.set(id, value);
+    const held = this.#byValue.get(value);
+    if (held === undefined) this.#byValue.set(value, id);
+    else if (typeof held === 'number') this.#byValue.set(value, [held, id]);
+    else held.push(id);
   }
 
   remove(agentId: bigint): void {
-    const address = this.#byAgent.get(agentId);
-    if (address === undefined) return;
-    this.#byAgent.delete(agentId);
-    const set = this.#byAddress.get(address);
-    set?.delete(agentId);
-    if (set?.size === 0) this.#byAddress.delete(address);
+    const id = Number(agentId);
+    const value = this.#byAgent.get(id);
+    if (value === undefined) return;
+    this.#byAgent.delete(id);
+    const held = this.#byValue.get(value);
+    if (!Array.isArray(held)) {
+      this.#byValue.delete(value);
+      return;
+    }
+    const rest = held.filter((other) => other !== id);
+    this.#byValue.set(value, rest.length === 1 ? (rest[0] as number) : rest);
   }
 
   clear(): void {
     this.#byAgent.clear();
-    this.#byAddress.clear();
+    this.#byValue.clear();
   }
 
-  agentIds(): IterableIterator<bigint> {
+  agentIds(): IterableIterator<number> {
     return this.#byAgent.keys();
   }
 
-  agentsOf(value: V): ReadonlySet<bigint> {
-    return this.#byAddress.get(value) ?? new Set();
+  /** The agents holding `value`, in no particular order. */
+  agentsOf(value: V): readonly number[] {
+    const held = this.#byValue.get(value);
+    return held === undefined ? [] : typeof held === 'number' ? [held] : held;
   }
 }
 
@@ -80,6 +90,8 @@ type Undo = { blockNumber: bigint; agentId: bigint } & (
 );
 
 const lower = (address: Address): Address => address.toLowerCase() as Address;
+
+const ascending = (ids: Iterable<number>): bigint[] => [...ids].sort((a, b) => a - b).map(BigInt);
 
 /** Consecutive agent ids stored together. */
 export const BUCKET_SIZE = 1024n;
@@ -187,7 +199,7 @@ export class HumanAgentIndex {
   /** Every bucket counts as changed: the next takeChanges() holds the whole index (a writer taking over the store). */
   markAllChanged(): void {
     for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[])
-      for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(agentId));
+      for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
   }
 
   #bucket(bucket: bigint): IndexBucket {
@@ -237,13 +249,12 @@ export class HumanAgentIndex {
 
   /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */
   agentsOfNullifier(nullifier: bigint): bigint[] {
-    return [...this.#nullifiers.agentsOf(nullifier)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return ascending(this.#nullifiers.agentsOf(nullifier));
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */
   agentsOf(address: Address): bigint[] {
     const key = lower(address);
-    const ids = new Set([...this.#owners.agentsOf(key), ...this.#guardians.agentsOf(key)]);
-    return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return ascending(new Set([...this.#owners.agentsOf(key), ...this.#guardians.agentsOf(key)]));
   }
 }
