@@ -1,7 +1,7 @@
 // AgentLens as a deployless call against a real registry, and the registry log follower.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Address, type Hex, toFunctionSelector, zeroAddress } from 'viem';
+import { type Address, type Hex, hexToBigInt, toFunctionSelector, zeroAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentLens } from '../../src/chain/agent-lens.js';
 import { type ChainClient, createChainClient } from '../../src/chain/clients.js';
@@ -138,16 +138,19 @@ describe('RegistryEventFollower', () => {
     await Promise.all(followers.map((f) => f.stop()));
   });
 
-  /** A client whose eth_getLogs refuses ranges of more than `maxRange` blocks, as public nodes do. */
+  /** A client whose eth_getLogs (the follower sends it through request) refuses ranges of more than `maxRange` blocks, as public nodes do. */
   function rangeLimited(client: ChainClient, maxRange: bigint, calls: { from: bigint; to: bigint; ok: boolean }[]): ChainClient {
     return new Proxy(client, {
       get(target, property, receiver) {
-        if (property !== 'getLogs') return Reflect.get(target, property, receiver) as unknown;
-        return async (args: { fromBlock: bigint; toBlock: bigint }) => {
-          const ok = args.toBlock - args.fromBlock + 1n <= maxRange;
-          calls.push({ from: args.fromBlock, to: args.toBlock, ok });
-          if (!ok) throw new Error('query exceeds the block range limit');
-          return target.getLogs(args as Parameters<ChainClient['getLogs']>[0]);
+        if (property !== 'request') return Reflect.get(target, property, receiver) as unknown;
+        return async (args: { method: string; params: [{ fromBlock: Hex; toBlock: Hex }] }) => {
+          if (args.method === 'eth_getLogs') {
+            const [from, to] = [hexToBigInt(args.params[0].fromBlock), hexToBigInt(args.params[0].toBlock)];
+            const ok = to - from + 1n <= maxRange;
+            calls.push({ from, to, ok });
+            if (!ok) throw new Error('query exceeds the block range limit');
+          }
+          return target.request(args as Parameters<ChainClient['request']>[0]);
         };
       },
     });
