@@ -22,8 +22,12 @@ import type { HeadSource } from './new-heads.js';
 
 export type RegistryLog = Log<bigint, number, false>;
 
-/** Receives the logs of blocks (from, to], in order; `to` is the range's last block. Must not throw or await. */
-export type LogSubscriber = (logs: readonly RegistryLog[], toBlock: bigint) => void;
+/**
+ * Receives the logs of blocks (from, to], in order; `toBlock` is the range's last block, `head` the chain's latest
+ * block when the range was read (a backfill's ranges are far behind it: blocks more than REORG_WINDOW behind are
+ * final). Must not throw or await.
+ */
+export type LogSubscriber = (logs: readonly RegistryLog[], toBlock: bigint, head: bigint) => void;
 
 export interface FollowerOptions {
   /** Time between polls; about the chain's block time (1 s on Celo, 100-250 ms on a local anvil). */
@@ -444,7 +448,7 @@ export class RegistryEventFollower {
           ahead = { fromBlock: nextFrom, toBlock: nextTo, logs: request(nextFrom, nextTo) };
         }
         const apply = toBlock === latest && checks ? await checks : [];
-        this.#deliver(logs, toBlock);
+        this.#deliver(logs, toBlock, latest);
         for (const applyCheck of apply) applyCheck();
         const stopping = !this.#running;
         // and at a stop(), so that a stopped backfill's progress is stored too
@@ -526,12 +530,12 @@ export class RegistryEventFollower {
     }
   }
 
-  #deliver(logs: RegistryLog[], toBlock: bigint): void {
+  #deliver(logs: RegistryLog[], toBlock: bigint, head: bigint): void {
     if (toBlock <= this.#processed) return;
     const ordered = [...logs].sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
     for (const subscriber of this.#subscribers) {
       try {
-        subscriber(ordered, toBlock);
+        subscriber(ordered, toBlock, head);
       } catch (error) {
         this.#options.onError?.(error);
       }

@@ -340,7 +340,7 @@ export class AgentQueryService {
       onChange: changed,
     });
     const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
-    follower.subscribe((logs, toBlock) => index.apply(logs, toBlock));
+    follower.subscribe((logs, toBlock, head) => index.apply(logs, toBlock, head));
     const registrations = new RecentRegistrations();
     follower.subscribe((logs) => registrations.note(logs));
     const { store } = this.#options;

@@ -121,44 +121,52 @@ export class HumanAgentIndex {
 
   constructor(private readonly onChange: (address: Address) => void = () => {}) {}
 
-  /** Applies a range of registry logs, in order; `toBlock` is the range's last block. */
-  apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint): void {
+  /**
+   * Applies a range of registry logs, in order; `toBlock` is the range's last block, `head` the chain's latest block
+   * then (changes of blocks a reorganisation cannot reach from it, a backfill's, are not journaled).
+   */
+  apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint, head?: bigint): void {
+    const final = (head ?? toBlock ?? 0n) - REORG_WINDOW;
     for (const log of logs) {
       const effect = decodeRegistryLog(log, { checksummed: false });
       if (effect.kind !== 'agent') continue;
-      const journal = (undo: Undo) => {
-        if (log.blockNumber != null) this.#journal.push(undo);
-        this.#dirty.add(bucketOf(effect.agentId));
-      };
-      const change = (side: AddressIndex, address: Address) => {
-        const previous = side.get(effect.agentId);
-        journal({ blockNumber: log.blockNumber ?? 0n, side, agentId: effect.agentId, previous });
-        side.set(effect.agentId, address);
-        if (previous !== undefined) this.onChange(previous);
-        if (address !== zeroAddress) this.onChange(address);
-      };
-      const list = (nullifier: bigint | undefined) => {
-        const previous = this.#nullifiers.get(effect.agentId);
-        if (previous === nullifier) return;
-        journal({ blockNumber: log.blockNumber ?? 0n, side: this.#nullifiers, agentId: effect.agentId, previous });
-        this.#nullifiers.set(effect.agentId, nullifier);
-      };
+      const { agentId } = effect;
+      // the block whose change a reorganisation may undo; undefined: final (or a test's log without a block)
+      const undoable = log.blockNumber != null && log.blockNumber > final ? log.blockNumber : undefined;
       if (effect.owner === zeroAddress) {
-        change(this.#owners, zeroAddress);
-        change(this.#guardians, zeroAddress);
-        list(undefined);
+        this.#change(this.#owners, agentId, zeroAddress, undoable);
+        this.#change(this.#guardians, agentId, zeroAddress, undoable);
+        this.#list(agentId, undefined, undoable);
       } else if (effect.owner !== undefined) {
-        change(this.#owners, effect.owner);
+        this.#change(this.#owners, agentId, effect.owner, undoable);
       }
-      if (effect.guardian !== undefined) change(this.#guardians, effect.guardian);
-      if (effect.nullifier !== undefined) list(effect.revoked ? undefined : effect.nullifier);
+      if (effect.guardian !== undefined) this.#change(this.#guardians, agentId, effect.guardian, undoable);
+      if (effect.nullifier !== undefined) this.#list(agentId, effect.revoked ? undefined : effect.nullifier, undoable);
     }
     if (toBlock !== undefined) {
       // changes older than a reorganisation can reach are final
-      const final = toBlock - REORG_WINDOW;
       const kept = this.#journal.findIndex((undo) => undo.blockNumber > final);
       if (kept !== 0) this.#journal.splice(0, kept === -1 ? this.#journal.length : kept);
     }
+  }
+
+  /** Sets the agent's owner or guardian (the zero address: none), journaled at block `undoable` unless final. */
+  #change(side: AddressIndex, agentId: bigint, address: Address, undoable: bigint | undefined): void {
+    const previous = side.get(agentId);
+    if (undoable !== undefined) this.#journal.push({ blockNumber: undoable, side, agentId, previous });
+    this.#dirty.add(bucketOf(agentId));
+    side.set(agentId, address);
+    if (previous !== undefined) this.onChange(previous);
+    if (address !== zeroAddress) this.onChange(address);
+  }
+
+  /** Puts the agent on a nullifier's list (undefined: on none), journaled at block `undoable` unless final. */
+  #list(agentId: bigint, nullifier: bigint | undefined, undoable: bigint | undefined): void {
+    const previous = this.#nullifiers.get(agentId);
+    if (previous === nullifier) return;
+    if (undoable !== undefined) this.#journal.push({ blockNumber: undoable, side: this.#nullifiers, agentId, previous });
+    this.#dirty.add(bucketOf(agentId));
+    this.#nullifiers.set(agentId, nullifier);
   }
 
   /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */

@@ -96,7 +96,7 @@ function fakeFollower() {
       return () => undefined;
     },
     deliver(logs: { topics: Hex[]; data: Hex }[], toBlock: bigint) {
-      for (const s of subscribers) s(logs as never, toBlock);
+      for (const s of subscribers) s(logs as never, toBlock, toBlock);
       this.processedBlock = toBlock;
     },
   };
@@ -241,6 +241,16 @@ describe('HumanAgentIndex', () => {
     index.rewindTo(0n);
     expect(index.agentsOf(A)).toEqual([1n]);
     expect(index.agentsOf(B)).toEqual([3n]);
+
+    // a backfill's range far behind the head is final as it is applied: nothing journaled, nothing undone
+    index.apply([at(30n, log('Transfer', { from: ZERO, to: B, tokenId: 4n }))], 30n, 30n + REORG_WINDOW);
+    expect(index.storedJournal()).toEqual([]);
+    index.rewindTo(29n);
+    expect(index.agentsOf(B)).toEqual([3n, 4n]);
+    // within the window of the head it is journaled
+    index.apply([at(40n, log('Transfer', { from: ZERO, to: B, tokenId: 5n }))], 40n, 40n + REORG_WINDOW - 1n);
+    index.rewindTo(39n);
+    expect(index.agentsOf(B)).toEqual([3n, 4n]);
   });
 
   it("keeps each nullifier's agents: joined at a registration with a proof, left at a revocation; a reorganisation and a stored copy alike", () => {
