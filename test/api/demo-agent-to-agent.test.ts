@@ -8,10 +8,9 @@ import type { PrivateKeyAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignedResponse } from '../../src/client/index.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
-import { provisionDemoAgent } from '../../src/demo/demo-agent.js';
 import { registerLinked } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { deployTestNetworks, type TestNetworks } from '../support/registration-flow.js';
+import { deployTestNetworks, provisionTestnetDemoAgent, type TestNetworks } from '../support/registration-flow.js';
 
 const PATH = '/api/demo/agent-to-agent?network=testnet';
 
@@ -21,14 +20,7 @@ describe('POST /api/demo/agent-to-agent', () => {
   let demoAgent: PrivateKeyAccount;
   let q: QueryTestApp;
 
-  const provision = async () =>
-    provisionDemoAgent({
-      dataDir: dir,
-      network: 'testnet',
-      gateway: networks.testnet.gateway,
-      wallet: await networks.testnet.newWallet(),
-      attester: networks.testnet.attester,
-    });
+  const provision = () => provisionTestnetDemoAgent(networks, dir);
 
   beforeAll(async () => {
     networks = await deployTestNetworks();

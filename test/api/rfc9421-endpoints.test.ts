@@ -13,11 +13,10 @@ import { DemoVerifierGateway } from '../../src/chain/demo-verifier-gateway.js';
 import { verifySignedResponse } from '../../src/client/index.js';
 import { addressAgentKey } from '../../src/core/agent-key.js';
 import { signedHeaders } from '../../src/core/signed-request.js';
-import { provisionDemoAgent } from '../../src/demo/demo-agent.js';
 import { legacyDataOf, rpc } from '../support/a2a.js';
 import { type TestApp, testApp } from '../support/app.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
-import { deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
+import { deployTestNetworks, newDocument, provisionTestnetDemoAgent, type TestNetworks } from '../support/registration-flow.js';
 import { profileOptions, type Rfc9421Send, rfc9421Headers, sendWith, TESTNET_CHAIN_ID, urlAt } from '../support/rfc9421.js';
 import { type RegisteredSigner, registeredSigner } from '../support/signers.js';
 import { step } from '../support/slow-steps.js';
@@ -41,15 +40,7 @@ describe('RFC 9421 requests at every signed endpoint', () => {
 
   beforeAll(async () => {
     networks = await step('deploy the contracts', deployTestNetworks);
-    const demo = await step('register the demo agent', async () =>
-      provisionDemoAgent({
-        dataDir: dir,
-        network: 'testnet',
-        gateway: networks.testnet.gateway,
-        wallet: await networks.testnet.newWallet(),
-        attester: networks.testnet.attester,
-      }),
-    );
+    const demo = await step('register the demo agent', () => provisionTestnetDemoAgent(networks, dir));
     demoAgentAddress = demo.account.address;
     const system = networks.testnet;
     const relayer = await system.newWallet();

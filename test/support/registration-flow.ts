@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { type SelfApp, selfAppFromDeepLink } from '../../src/core/deep-link.js';
+import { provisionDemoAgent } from '../../src/demo/demo-agent.js';
 import { type MockDocument, mockDocumentFor, type ProveResult, proofRequestFromDeepLink, prove } from '../../src/identity-app/index.js';
 import { deployTestSystem, type TestSystem } from './chain.js';
 
@@ -83,4 +84,15 @@ export async function approveDeepLink(app: Express, networks: TestNetworks, deep
   const body = proof.status === 'submitted' ? { status: 'success', txHash: proof.txHash } : { status: 'error', error: proof.reason };
   const callback = await request(app).post(callbackTarget(deepLink)).send(body);
   return { proof, callback };
+}
+
+/** The demo agent of the test network, provisioned as the service does it, its key kept in `dataDir`. */
+export async function provisionTestnetDemoAgent(networks: TestNetworks, dataDir: string): ReturnType<typeof provisionDemoAgent> {
+  return provisionDemoAgent({
+    dataDir,
+    network: 'testnet',
+    gateway: networks.testnet.gateway,
+    wallet: await networks.testnet.newWallet(),
+    attester: networks.testnet.attester,
+  });
 }
