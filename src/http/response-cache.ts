@@ -35,7 +35,10 @@ export const UNCHANGING: Reuse = { keys: [], validUntilMs: Number.POSITIVE_INFIN
 
 /** Header variants per target, and conditional answers per variant, held at most (oldest out). */
 const MAX_VARIANTS = 8;
-/** Recent key changes remembered for the generation check; a request older than the oldest forgotten is not stored. */
+/**
+ * Key changes remembered for the generation check while answers are under way; past this many they are all
+ * forgotten at once, and the answers under way then are not stored.
+ */
 const MAX_REMEMBERED_CHANGES = 10_000;
 
 /** A header block: names and values in turn, as res.writeHead takes it, and where the request id's value sits. */
@@ -176,9 +179,9 @@ export class ResponseCache {
   readonly #byKey = new Map<string, Set<Slot>>();
   /** Changes announced so far. */
   #seq = 0;
-  /** The change count of the latest change of each recent key, oldest first. */
+  /** The change count of the latest change of each key changed while answers were under way. */
   readonly #changed = new Map<string, number>();
-  /** The change count of the latest change forgotten from #changed. */
+  /** The change at which #changed was last emptied with answers under way: those that arrived before it are not stored. */
   #forgotten = 0;
   /**
    * GET misses not yet answered: only they can hold an answer that predates a change. With none, a change need not
@@ -219,7 +222,10 @@ export class ResponseCache {
           if (method === 'GET') {
             (req as Filled)[FILL] = { cache: this, target, seq: this.#seq };
             this.#unanswered++;
-            res.once('close', () => this.#unanswered--);
+            res.once('close', () => {
+              // no answer under way predates anything: the changes need not be remembered
+              if (--this.#unanswered === 0) this.#changed.clear();
+            });
           }
         }
       }
@@ -231,13 +237,12 @@ export class ResponseCache {
   drop(key: string): void {
     const seq = ++this.#seq;
     if (this.#unanswered > 0) {
-      this.#changed.delete(key);
-      this.#changed.set(key, seq);
-      if (this.#changed.size > MAX_REMEMBERED_CHANGES) {
-        const [oldest, at] = this.#changed.entries().next().value as [string, number];
-        this.#changed.delete(oldest);
-        this.#forgotten = at;
+      if (this.#changed.size >= MAX_REMEMBERED_CHANGES) {
+        // a backfill's thousands of changes a second: the answers under way now are not stored
+        this.#changed.clear();
+        this.#forgotten = seq;
       }
+      this.#changed.set(key, seq);
     }
     const slots = this.#byKey.get(key);
     if (slots) for (const slot of [...slots]) this.#remove(slot);

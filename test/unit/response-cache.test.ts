@@ -137,6 +137,37 @@ describe('the response cache', () => {
     expect(await slow(undefined)).toBe(true);
   });
 
+  it("forgets a backfill's flood of changes at once: the answers under way then are not stored, later ones are", async () => {
+    let arrived!: () => void;
+    let release!: () => void;
+    const served = await serve({
+      gate: () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          arrived();
+        }),
+    });
+    const slow = async (changes: number): Promise<boolean> => {
+      const inside = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const answer = exchange(served.base, '/slow');
+      await inside;
+      // none of them is the answer's key
+      for (let i = 0; i < changes; i++) served.cache.drop(`testnet/agent/${i}`);
+      release();
+      expect((await answer).status).toBe(200);
+      const stored = served.cache.has('/slow');
+      served.cache.drop('k');
+      return stored;
+    };
+    expect(await slow(9_999)).toBe(true);
+    expect(await slow(10_001)).toBe(false);
+    // with nothing under way, changes are not remembered, and the next answer is stored
+    for (let i = 0; i < 20_000; i++) served.cache.drop(`testnet/agent/${i}`);
+    expect(await slow(0)).toBe(true);
+  });
+
   it('a change drops the targets depending on its key, and no other', async () => {
     let key = 'one';
     const served = await serve({ reuse: () => ({ keys: ['network', key], validUntilMs: Number.POSITIVE_INFINITY, live: () => true }) });
