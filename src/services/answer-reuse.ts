@@ -22,13 +22,16 @@ export interface Reusable<T> {
 /** Hears the keys whose answers are no longer current, synchronously, in the tick the service learned it. */
 export type ChangeListener = (key: string) => void;
 
+/** What every agent's key of `network` begins with (followed by the agent id). */
+export const agentKeyPrefix = (network: NetworkName): string => `${network}/agent/`;
+
 /**
  * The keys answers depend on. A network's own key changes with everything of that network (a reorganisation); the
  * signing key's with everything signed.
  */
 export const answerKeys = {
   network: (network: NetworkName): string => network,
-  agent: (network: NetworkName, agentId: bigint): string => `${network}/agent/${agentId}`,
+  agent: (network: NetworkName, agentId: bigint): string => `${agentKeyPrefix(network)}${agentId}`,
   nullifier: (network: NetworkName, nullifier: bigint): string => `${network}/nullifier/${nullifier}`,
   human: (network: NetworkName, address: Address): string => `${network}/human/${address.toLowerCase()}`,
   /** Whatever the service signed: it changes when the key that signs does. */

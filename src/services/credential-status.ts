@@ -13,6 +13,7 @@ import { jwsSign } from '../core/jws-crypto.js';
 import { NETWORK_NAMES, type NetworkName } from '../core/networks.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import type { AgentQueryService } from './agent-queries.js';
+import { agentKeyPrefix, answerKeys } from './answer-reuse.js';
 import type { SigningKeys } from './signing-keys.js';
 
 /** Entries per list. */
@@ -102,9 +103,11 @@ export class CredentialStatus {
   /** The signed token of each list, with the revoked set and kid it was made from. */
   readonly #tokens = new Map<number, { revoked: string; kid: string; iat: number; token: string }>();
   #unsubscribe: (() => void) | undefined;
-  /** Agents whose change has not been looked at yet, per network. */
-  readonly #changedAgents = new Map<NetworkName, Set<bigint>>();
-  #lookScheduled = false;
+  /**
+   * Keys (answer-reuse.ts) changed since the last look, as announced: a backfill announces thousands a second, nearly
+   * all of agents without a credential, so they are only kept (not parsed or hashed) until looked at.
+   */
+  #changedKeys: string[] = [];
 
   constructor(options: CredentialStatusOptions) {
     this.#options = options;
@@ -217,34 +220,30 @@ export class CredentialStatus {
   }
 
   #changed(key: string): void {
-    const [network, kind, id] = key.split('/');
-    if (!NETWORK_NAMES.includes(network as NetworkName)) return;
-    if (kind === undefined) this.#track(this.#recheckNetwork(network as NetworkName));
-    else if (kind === 'agent' && id !== undefined && /^\d+$/.test(id)) {
-      const changed = this.#changedAgents.get(network as NetworkName) ?? new Set<bigint>();
-      this.#changedAgents.set(network as NetworkName, changed.add(BigInt(id)));
-      // the follower delivers a range's changes in one tick: they are looked at together, right after it
-      if (!this.#lookScheduled) {
-        this.#lookScheduled = true;
-        this.#track(Promise.resolve().then(() => this.#recheckChanged()));
-      }
-    }
+    // the follower delivers a range's changes in one tick: they are looked at together, right after it
+    if (this.#changedKeys.length === 0) this.#track(Promise.resolve().then(() => this.#recheckChanged()));
+    this.#changedKeys.push(key);
   }
 
   /**
    * The agents changed since the last look. A few (a live chain's block) are read one by one; many (a backfill's
    * window, thousands of agents nearly all without a credential) through one listing of the agents that hold one.
+   * A network's own key (a reorganisation) looks at every agent of the network holding one.
    */
   async #recheckChanged(): Promise<void> {
-    this.#lookScheduled = false;
-    const changed = [...this.#changedAgents];
-    this.#changedAgents.clear();
+    const keys = this.#changedKeys;
+    this.#changedKeys = [];
     const checks = await Promise.all(
-      changed.map(async ([network, agentIds]) => {
-        if (agentIds.size <= READ_EACH_UP_TO) return [...agentIds].map((agentId) => this.#recheck(network, agentId));
-        const prefix = agentPrefix(network);
-        const holders = (await this.#options.store.keys(prefix)).map((key) => BigInt(key.slice(prefix.length)));
-        return holders.filter((agentId) => agentIds.has(agentId)).map((agentId) => this.#recheck(network, agentId));
+      NETWORK_NAMES.map(async (network) => {
+        if (keys.includes(answerKeys.network(network))) return [this.#recheckNetwork(network)];
+        const prefix = agentKeyPrefix(network);
+        const changed = keys.filter((key) => key.startsWith(prefix));
+        if (changed.length === 0) return [];
+        if (changed.length <= READ_EACH_UP_TO) return [...new Set(changed)].map((key) => this.#recheck(network, BigInt(key.slice(prefix.length))));
+        const holders = (await this.#options.store.keys(agentPrefix(network))).map((key) => key.slice(agentPrefix(network).length));
+        if (holders.length === 0) return [];
+        const changedSet = new Set(changed);
+        return holders.filter((id) => changedSet.has(`${prefix}${id}`)).map((id) => this.#recheck(network, BigInt(id)));
       }),
     );
     for (const result of await Promise.allSettled(checks.flat())) {

@@ -38,6 +38,11 @@ class SideIndex<V extends Address | bigint> {
     return this.#byAgent.get(Number(agentId));
   }
 
+  /** get() by a number id. */
+  at(agentId: number): V | undefined {
+    return this.#byAgent.get(agentId);
+  }
+
   /** The agent's value now; undefined (or the zero address) removes it. */
   set(agentId: bigint, value: V | undefined): void {
     this.remove(agentId);
@@ -212,12 +217,13 @@ export class HumanAgentIndex {
 
   #bucket(bucket: bigint): IndexBucket {
     const entries: IndexBucket = {};
-    for (let agentId = bucket * BUCKET_SIZE; agentId < (bucket + 1n) * BUCKET_SIZE; agentId++) {
-      const owner = this.#owners.get(agentId);
-      const guardian = this.#guardians.get(agentId);
-      const nullifier = this.#nullifiers.get(agentId);
+    const first = Number(bucket * BUCKET_SIZE);
+    for (let agentId = first; agentId < first + Number(BUCKET_SIZE); agentId++) {
+      const owner = this.#owners.at(agentId);
+      const guardian = this.#guardians.at(agentId);
+      const nullifier = this.#nullifiers.at(agentId);
       if (owner !== undefined || guardian !== undefined || nullifier !== undefined) {
-        entries[agentId.toString()] = [owner ?? null, guardian ?? null, nullifier?.toString() ?? null];
+        entries[agentId] = [owner ?? null, guardian ?? null, nullifier?.toString() ?? null];
       }
     }
     return entries;

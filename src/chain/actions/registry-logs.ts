@@ -86,21 +86,26 @@ export interface RegistryLogLike {
  * checksum is a keccak256 per address, the bulk of a backfill's decoding).
  */
 export function decodeRegistryLog(log: RegistryLogLike, { checksummed = true }: { checksummed?: boolean } = {}): RegistryLogEffect {
-  const addressOfTopic = (topic: Hex): Address => (checksummed ? getAddress(slice(topic, 12)) : (slice(topic, 12).toLowerCase() as Address));
-  const [topic0, ...indexed] = log.topics;
-  const topic = topic0?.toLowerCase() as Hex | undefined;
+  // a topic is 32 bytes: an address is its last 20 (0x and 24 hex digits of padding before it)
+  const addressOfTopic = (topic: Hex): Address => {
+    const address = `0x${topic.slice(26).toLowerCase()}` as Address;
+    return checksummed ? getAddress(address) : address;
+  };
+  // read by index: this runs for every log of a backfill
+  const { topics } = log;
+  const topic = topics[0]?.toLowerCase() as Hex | undefined;
   if (topic === undefined) return { kind: 'all' };
   if (IGNORED_EVENTS.has(topic)) return { kind: 'none' };
-  if (AGENT_EVENTS.has(topic) && indexed[0]) {
-    const agentId = hexToBigInt(indexed[0]);
-    return topic === GUARDIAN_SET && indexed[1] ? { kind: 'agent', agentId, guardian: addressOfTopic(indexed[1]) } : { kind: 'agent', agentId };
+  if (AGENT_EVENTS.has(topic) && topics[1]) {
+    const agentId = hexToBigInt(topics[1]);
+    return topic === GUARDIAN_SET && topics[2] ? { kind: 'agent', agentId, guardian: addressOfTopic(topics[2]) } : { kind: 'agent', agentId };
   }
-  if (TOKEN_EVENTS.has(topic) && indexed[2]) {
-    const agentId = hexToBigInt(indexed[2]);
-    return topic === TRANSFER && indexed[1] ? { kind: 'agent', agentId, owner: addressOfTopic(indexed[1]) } : { kind: 'agent', agentId };
+  if (TOKEN_EVENTS.has(topic) && topics[3]) {
+    const agentId = hexToBigInt(topics[3]);
+    return topic === TRANSFER && topics[2] ? { kind: 'agent', agentId, owner: addressOfTopic(topics[2]) } : { kind: 'agent', agentId };
   }
-  if (NULLIFIER_EVENTS.has(topic) && indexed[0] && log.data.length >= 66) {
-    return { kind: 'agent', agentId: hexToBigInt(indexed[0]), nullifier: hexToBigInt(slice(log.data, 0, 32)), revoked: topic === REVOKED };
+  if (NULLIFIER_EVENTS.has(topic) && topics[1] && log.data.length >= 66) {
+    return { kind: 'agent', agentId: hexToBigInt(topics[1]), nullifier: hexToBigInt(slice(log.data, 0, 32)), revoked: topic === REVOKED };
   }
   return { kind: 'all' };
 }
