@@ -86,6 +86,31 @@ async function reached(served: Served, path: string, times = 2, headers: Record<
   return (served.handled.get(route) ?? 0) - before;
 }
 
+/** A server whose /slow waits in its handler: `slow(during)` asks for it, runs `during` meanwhile, and says whether the answer was stored. */
+async function gatedSlow(): Promise<{ served: Served; slow(during?: () => void): Promise<boolean> }> {
+  let arrived!: () => void;
+  let release!: () => void;
+  const served = await serve({
+    gate: () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+        arrived();
+      }),
+  });
+  const slow = async (during: () => void = () => {}): Promise<boolean> => {
+    const inside = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const answer = exchange(served.base, '/slow');
+    await inside;
+    during();
+    release();
+    expect((await answer).status).toBe(200);
+    return served.cache.has('/slow');
+  };
+  return { served, slow };
+}
+
 describe('the response cache', () => {
   it('stores a marked 200 on its first GET and answers its repeats, GET and HEAD alike', async () => {
     const served = await serve();
@@ -110,62 +135,26 @@ describe('the response cache', () => {
   });
 
   it('does not store an answer whose key changed while it was being made (it may predate the change)', async () => {
-    let arrived!: () => void;
-    let release!: () => void;
-    const served = await serve({
-      gate: () =>
-        new Promise<void>((resolve) => {
-          release = resolve;
-          arrived();
-        }),
-    });
-    const slow = async (change: string | undefined): Promise<boolean> => {
-      const inside = new Promise<void>((resolve) => {
-        arrived = resolve;
-      });
-      const answer = exchange(served.base, '/slow');
-      await inside;
-      if (change !== undefined) served.cache.drop(change);
-      release();
-      expect((await answer).status).toBe(200);
-      return served.cache.has('/slow');
-    };
-    expect(await slow('k')).toBe(false);
-    expect(await slow('another key')).toBe(true);
+    const { served, slow } = await gatedSlow();
+    expect(await slow(() => served.cache.drop('k'))).toBe(false);
+    expect(await slow(() => served.cache.drop('another key'))).toBe(true);
     served.cache.drop('k');
     expect(served.cache.has('/slow')).toBe(false);
-    expect(await slow(undefined)).toBe(true);
+    expect(await slow()).toBe(true);
   });
 
   it("forgets a backfill's flood of changes at once: the answers under way then are not stored, later ones are", async () => {
-    let arrived!: () => void;
-    let release!: () => void;
-    const served = await serve({
-      gate: () =>
-        new Promise<void>((resolve) => {
-          release = resolve;
-          arrived();
-        }),
-    });
-    const slow = async (changes: number): Promise<boolean> => {
-      const inside = new Promise<void>((resolve) => {
-        arrived = resolve;
-      });
-      const answer = exchange(served.base, '/slow');
-      await inside;
-      // none of them is the answer's key
+    const { served, slow } = await gatedSlow();
+    // none of them is the answer's key
+    const flood = (changes: number) => () => {
       for (let i = 0; i < changes; i++) served.cache.drop(`testnet/agent/${i}`);
-      release();
-      expect((await answer).status).toBe(200);
-      const stored = served.cache.has('/slow');
-      served.cache.drop('k');
-      return stored;
     };
-    expect(await slow(9_999)).toBe(true);
-    expect(await slow(10_001)).toBe(false);
+    expect(await slow(flood(9_999))).toBe(true);
+    served.cache.drop('k');
+    expect(await slow(flood(10_001))).toBe(false);
     // with nothing under way, changes are not remembered, and the next answer is stored
-    for (let i = 0; i < 20_000; i++) served.cache.drop(`testnet/agent/${i}`);
-    expect(await slow(0)).toBe(true);
+    flood(20_000)();
+    expect(await slow()).toBe(true);
   });
 
   it('a change drops the targets depending on its key, and no other', async () => {
