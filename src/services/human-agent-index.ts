@@ -27,20 +27,20 @@ import { REORG_WINDOW } from '../chain/registry-events.js';
 
 /**
  * One value per agent (its owner, guardian or nullifier), and the agents of each value. It holds every agent of the
- * registry, so it is compact: agent ids as numbers (the registry counts them up from 1, far below 2^53), and a value
- * held by one agent (nearly every one) maps to that id rather than to a collection.
+ * registry, so it is compact: the registry counts agent ids up from 1 (far below 2^53), so each agent's value sits at
+ * its id in an array, and a value held by one agent (nearly every one) maps to that id rather than to a collection.
  */
 class SideIndex<V extends Address | bigint> {
-  readonly #byAgent = new Map<number, V>();
+  #byAgent: (V | undefined)[] = [];
   readonly #byValue = new Map<V, number | number[]>();
 
   get(agentId: bigint): V | undefined {
-    return this.#byAgent.get(Number(agentId));
+    return this.#byAgent[Number(agentId)];
   }
 
   /** get() by a number id. */
   at(agentId: number): V | undefined {
-    return this.#byAgent.get(agentId);
+    return this.#byAgent[agentId];
   }
 
   /** The agent's value now; undefined (or the zero address) removes it. */
@@ -48,7 +48,7 @@ class SideIndex<V extends Address | bigint> {
     this.remove(agentId);
     if (value === undefined || (value as Address | bigint) === zeroAddress) return;
     const id = Number(agentId);
-    this.#byAgent.set(id, value);
+    this.#byAgent[id] = value;
     const held = this.#byValue.get(value);
     if (held === undefined) this.#byValue.set(value, id);
     else if (typeof held === 'number') this.#byValue.set(value, [held, id]);
@@ -57,9 +57,9 @@ class SideIndex<V extends Address | bigint> {
 
   remove(agentId: bigint): void {
     const id = Number(agentId);
-    const value = this.#byAgent.get(id);
+    const value = this.#byAgent[id];
     if (value === undefined) return;
-    this.#byAgent.delete(id);
+    this.#byAgent[id] = undefined;
     const held = this.#byValue.get(value);
     if (!Array.isArray(held)) {
       this.#byValue.delete(value);
@@ -70,12 +70,13 @@ class SideIndex<V extends Address | bigint> {
   }
 
   clear(): void {
-    this.#byAgent.clear();
+    this.#byAgent = [];
     this.#byValue.clear();
   }
 
-  agentIds(): IterableIterator<number> {
-    return this.#byAgent.keys();
+  /** The ids of the agents that have a value. */
+  *agentIds(): IterableIterator<number> {
+    for (let id = 0; id < this.#byAgent.length; id++) if (this.#byAgent[id] !== undefined) yield id;
   }
 
   /** The agents holding `value`, in no particular order. */
