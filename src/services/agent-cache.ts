@@ -35,7 +35,7 @@
 // (holds(), holdsList()), so it is dropped whenever its record is.
 
 import type { Address, Hex } from 'viem';
-import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
+import { decodedRange, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { AgentLens, type AgentView, type AtBlock } from '../chain/agent-lens.js';
 import type { ChainClient } from '../chain/clients.js';
 import type { RegistryEventFollower } from '../chain/registry-events.js';
@@ -356,9 +356,8 @@ export class AgentCache {
 
   /** Drops what the logs make stale (the follower calls this, synchronously, for every range of logs). */
   apply(logs: readonly RegistryLogLike[]): void {
-    for (const log of logs) {
-      // whether a log changes an owner is all this asks of its addresses
-      const effect = decodeRegistryLog(log, { checksummed: false });
+    // whether a log changes an owner is all this asks of its addresses
+    for (const effect of decodedRange(logs)) {
       if (effect.kind === 'none') continue;
       if (effect.kind === 'all') {
         this.#agents.clear();

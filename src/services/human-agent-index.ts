@@ -22,7 +22,7 @@
 // Each address whose agents a log changes (the one that loses an agent and the one that gains it) is told to
 // `onChange` as the log is applied, so answers kept elsewhere follow (rewinds and clears are announced by the caller).
 import { type Address, zeroAddress } from 'viem';
-import { decodeRegistryLog, type RegistryLogLike } from '../chain/actions/registry-logs.js';
+import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 
 /**
@@ -133,8 +133,10 @@ export class HumanAgentIndex {
    */
   apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint, head?: bigint): void {
     const final = (head ?? toBlock ?? 0n) - REORG_WINDOW;
-    for (const log of logs) {
-      const effect = decodeRegistryLog(log, { checksummed: false });
+    const effects = decodedRange(logs);
+    for (let i = 0; i < logs.length; i++) {
+      const log = logs[i] as (typeof logs)[number];
+      const effect = effects[i] as RegistryLogEffect;
       if (effect.kind !== 'agent') continue;
       const { agentId } = effect;
       // the block whose change a reorganisation may undo; undefined: final (or a test's log without a block)

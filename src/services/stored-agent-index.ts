@@ -1,10 +1,12 @@
 // The registry-derived index of one network (the agents of each human and of each nullifier) kept in the store, with the checkpoints (block number and hash) it is valid
 // at, so that a start resumes from it instead of reading every log from the registry's deploy block.
 //
-// - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers stored, the index's undo journal and
-//   the writer's fencing token) and one entry per bucket of agent ids (human-agent-index.ts). A write puts the
-//   buckets a poll changed and the checkpoint in one store transaction (updateWith), once per poll that reached the
-//   head, never per log.
+// - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers stored and the writer's fencing
+//   token), the index's undo journal, and one entry per bucket of agent ids (human-agent-index.ts). A write puts the
+//   buckets a poll changed, the journal and the checkpoint in one store transaction (updateWith), once per poll that
+//   reached the head, never per log. The journal has a key of its own: it holds every change of the last blocks a
+//   reorganisation may drop (thousands on a busy chain), and the record is read in every write's transaction and by
+//   the metrics.
 // - Resume: the stored index is loaded and the follower continues after its last checkpoint; the follower's first
 //   poll checks that block's hash, undoes a reorganisation through the older stored checkpoints and the journal, or
 //   starts over from the deploy block (then the stored buckets are replaced).
@@ -35,9 +37,9 @@ export interface StoredAgentIndexOptions {
 /**
  * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
  * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too; 3: their
- * addresses are in lower case.
+ * addresses are in lower case; 4: the journal is kept apart from the checkpoint record.
  */
-export const STORED_INDEX_FORMAT = 3;
+export const STORED_INDEX_FORMAT = 4;
 
 /** The checkpoint record. */
 export interface StoredCheckpoint {
@@ -46,7 +48,6 @@ export interface StoredCheckpoint {
   checkpoints: [string, Hash][];
   /** The bucket numbers (decimal) that hold agents. */
   buckets: string[];
-  journal: StoredUndo[];
   /** The fencing token of the lease it was written under. */
   token: number;
 }
@@ -144,9 +145,12 @@ export class StoredAgentIndex {
     if (follower.running) return false; // already following from wherever it started
     const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
     if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return false;
-    const buckets = await Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))));
-    if (buckets.some((bucket) => bucket === undefined)) return false;
-    index.load(buckets as IndexBucket[], stored.journal);
+    const [journal, ...buckets] = await Promise.all([
+      store.get<StoredUndo[]>(this.#key('journal')),
+      ...stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))),
+    ]);
+    if (!Array.isArray(journal) || buckets.some((bucket) => bucket === undefined)) return false;
+    index.load(buckets as IndexBucket[], journal);
     follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
     this.#lastStored = stored.checkpoints.at(-1)?.join(':');
     return true;
@@ -238,7 +242,7 @@ export class StoredAgentIndex {
     await this.#options.store.updateWith<StoredCheckpoint>(this.#key('checkpoint'), (current) => {
       if (current && current.token > token) throw new FencedWriteError(token, current.token);
       const buckets = new Set(changes.cleared ? [] : (current?.buckets ?? []));
-      const writes = new Map<string, unknown>();
+      const writes = new Map<string, unknown>([[this.#key('journal'), snapshot.journal]]);
       // a clear drops every bucket the store holds; those the index holds again are written below
       if (changes.cleared) for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
       for (const [bucket, entries] of changes.buckets) {
@@ -247,7 +251,7 @@ export class StoredAgentIndex {
         if (empty) buckets.delete(bucket.toString());
         else buckets.add(bucket.toString());
       }
-      const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], journal: snapshot.journal, token };
+      const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], token };
       return { value, writes };
     });
     this.#lastStored = snapshot.checkpoints.at(-1)?.join(':');

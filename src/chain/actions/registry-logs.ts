@@ -110,6 +110,21 @@ export function decodeRegistryLog(log: RegistryLogLike, { checksummed = true }: 
   return { kind: 'all' };
 }
 
+const decodedRanges = new WeakMap<readonly RegistryLogLike[], RegistryLogEffect[]>();
+
+/**
+ * decodeRegistryLog (addresses in lower case) of each log of a range the follower delivers: decoded once for all of
+ * the range's readers (the index and the cache read the same array), and forgotten with the array.
+ */
+export function decodedRange(logs: readonly RegistryLogLike[]): readonly RegistryLogEffect[] {
+  let effects = decodedRanges.get(logs);
+  if (effects === undefined) {
+    effects = logs.map((log) => decodeRegistryLog(log, { checksummed: false }));
+    decodedRanges.set(logs, effects);
+  }
+  return effects;
+}
+
 /** The agent a Registered log minted, or undefined for any other log. */
 export function registeredAgentId(log: RegistryLogLike): bigint | undefined {
   const [topic0, agentTopic] = log.topics;
