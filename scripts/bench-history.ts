@@ -1,15 +1,17 @@
 // npm run bench:history [-- 1000,10000,100000]: how the service starts, serves and follows a registry with a long
 // history. For each N it registers N agents on a fresh local chain through the registry's real entry point
 // (verifySelfProof with the mock identity app's attested proofs, as the relayer submits them), 200 registrations a
-// block; ten humans hold ten agents each, every other agent has a human of its own, and one agent in a hundred is
+// block; ten humans (a hundred from 10,000 agents) hold ten agents each, every other agent has a human of its own, and one agent in a hundred is
 // deregistered by its human's proof. Nothing is written behind the contracts' backs. Then it starts the service
 // (`node dist/main.js`, as `npm start` runs it) against that chain as an external RPC and measures:
 //   - spawn to healthy (GET /api/health says ok: the index is live), first start and a restart on the same DATA_DIR;
-//   - JSON-RPC calls made by then (rpc_requests_total, all methods) and the process's RSS;
+//   - JSON-RPC calls made by then (rpc_requests_total, all methods);
+//   - the process's RSS: when healthy (the backfill's garbage still in V8's heap), settled (SETTLE_S later, once V8's
+//     memory reducer has collected it: what the process keeps while serving) and its peak (VmHWM);
 //   - the first indexing: start to healthy beyond a start with no history, and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (the answer first asked, the route warmed up
 //     by another answer) and warm, p50 and p99, over one keep-alive connection.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { Agent, get } from 'node:http';
 import { loadavg } from 'node:os';
 import { startLocalSystem } from './local-system.js';
@@ -55,6 +57,19 @@ async function latency(warmUp: string, urls: string[]): Promise<{ cold: [number,
   return { cold: pair(cold), warm: pair(warm) };
 }
 
+/**
+ * Seconds the service is left idle after the latency runs before its RSS is read again: V8's memory reducer collects
+ * the backfill's garbage (gone from the heap, still resident) some 20-40 s after allocation calms down.
+ */
+const SETTLE_S = 60;
+
+/** A process's resident set now and at its peak (Linux: /proc/<pid>/status), in MB. */
+function residentMb(pid: number | undefined): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024;
+  return { now: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
 const ms = (value: number): string => value.toFixed(value < 10 ? 2 : 0);
 const rows: Record<string, string | number>[] = [];
 const mainnet = await startLocalSystem(42220);
@@ -79,7 +94,7 @@ try {
 
       const first = await startService({ testnet, mainnet }, dataDir);
       const rpcCalls = await metricTotal(first.base, 'rpc_requests_total');
-      const rssMb = (await metricTotal(first.base, 'process_resident_memory_bytes')) / 1_048_576;
+      const healthyRss = residentMb(first.child.pid).now;
       const chainId = 11142220;
       const sample = population.agents.filter((_, i) => i % Math.max(1, Math.floor(n / SAMPLES)) === 0).slice(0, SAMPLES);
       const verifyUrl = (agentId: bigint) => `${first.base}/api/agent/verify/${chainId}/${agentId}`;
@@ -90,6 +105,8 @@ try {
         sample.map((a) => verifyUrl(a.agentId)),
       );
       const byHuman = await latency(byHumanUrl(NO_AGENTS), population.busyHumans.map(byHumanUrl));
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000));
+      const rss = residentMb(first.child.pid);
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
       const restartRpc = await metricTotal(restart.base, 'rpc_requests_total');
@@ -105,12 +122,12 @@ try {
         'restart to healthy ms': Math.round(restart.healthyMs),
         'RPC calls at start': rpcCalls,
         'RPC calls at restart': restartRpc,
-        'RSS MB': Math.round(rssMb),
+        'RSS healthy / settled / peak MB': `${Math.round(healthyRss)} / ${Math.round(rss.now)} / ${Math.round(rss.peak)}`,
         'first indexing ms': Math.round(seconds * 1000),
         'events/s': Math.round(events / seconds),
         'verify cold p50/p99 ms': `${ms(verify.cold[0])}/${ms(verify.cold[1])}`,
         'verify warm p50/p99 ms': `${ms(verify.warm[0])}/${ms(verify.warm[1])}`,
-        'by-human (10 agents) cold p50/p99 ms': `${ms(byHuman.cold[0])}/${ms(byHuman.cold[1])}`,
+        'by-human (10 agents each) cold p50/p99 ms': `${ms(byHuman.cold[0])}/${ms(byHuman.cold[1])}`,
         'by-human warm p50/p99 ms': `${ms(byHuman.warm[0])}/${ms(byHuman.warm[1])}`,
       });
       console.log(`${n} agents measured`);
