@@ -534,7 +534,10 @@ export class RegistryEventFollower {
 
   #deliver(logs: RegistryLog[], toBlock: bigint, head: bigint): void {
     if (toBlock <= this.#processed) return;
-    const ordered = [...logs].sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+    // frozen: every subscriber reads the same array, and may keep what it derives from it (decodedRange)
+    const ordered: readonly RegistryLog[] = Object.freeze(
+      [...logs].sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1)),
+    );
     for (const subscriber of this.#subscribers) {
       try {
         subscriber(ordered, toBlock, head);

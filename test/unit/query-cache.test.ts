@@ -2,7 +2,7 @@
 // than the log follower's progress is never stored, and the owner/guardian index built from logs.
 import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, pad } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { decodeRegistryLog as logEffect } from '../../src/chain/actions/registry-logs.js';
+import { decodedRange, decodeRegistryLog as logEffect } from '../../src/chain/actions/registry-logs.js';
 import type { AgentLens, AgentView, AtBlock } from '../../src/chain/agent-lens.js';
 import { type LogSubscriber, REORG_WINDOW, type RegistryEventFollower } from '../../src/chain/registry-events.js';
 import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
@@ -76,6 +76,21 @@ describe('decodeRegistryLog', () => {
     expect(logEffect(log('MaxAgentsPerHumanUpdated', {}, nullifierData(2n)))).toEqual({ kind: 'none' });
     expect(logEffect(log('ProofProviderRemoved', { provider: A }))).toEqual({ kind: 'all' });
     expect(logEffect({ topics: [pad('0x1234')], data: '0x' })).toEqual({ kind: 'all' });
+  });
+
+  it('decodes a delivered (frozen) range once for all its readers, and any other array as it is now', () => {
+    const range = Object.freeze([log('Transfer', { from: ZERO, to: A, tokenId: 1n }), log('GuardianSet', { agentId: 1n, guardian: B })]);
+    const first = decodedRange(range);
+    expect(first).toEqual([
+      { kind: 'agent', agentId: 1n, owner: A.toLowerCase() },
+      { kind: 'agent', agentId: 1n, guardian: B.toLowerCase() },
+    ]);
+    expect(decodedRange(range)).toBe(first);
+    // an array that can change is decoded each time: what it holds now
+    const reused = [log('Transfer', { from: ZERO, to: A, tokenId: 2n })];
+    expect(decodedRange(reused)).toEqual([{ kind: 'agent', agentId: 2n, owner: A.toLowerCase() }]);
+    reused[0] = log('Transfer', { from: ZERO, to: B, tokenId: 3n });
+    expect(decodedRange(reused)).toEqual([{ kind: 'agent', agentId: 3n, owner: B.toLowerCase() }]);
   });
 });
 

@@ -113,10 +113,12 @@ export function decodeRegistryLog(log: RegistryLogLike, { checksummed = true }: 
 const decodedRanges = new WeakMap<readonly RegistryLogLike[], RegistryLogEffect[]>();
 
 /**
- * decodeRegistryLog (addresses in lower case) of each log of a range the follower delivers: decoded once for all of
- * the range's readers (the index and the cache read the same array), and forgotten with the array.
+ * decodeRegistryLog (addresses in lower case) of each log of a range: a range the follower delivers (a frozen array,
+ * which no one can change) is decoded once for all of its readers (the index and the cache read the same array), and
+ * forgotten with the array.
  */
 export function decodedRange(logs: readonly RegistryLogLike[]): readonly RegistryLogEffect[] {
+  if (!Object.isFrozen(logs)) return logs.map((log) => decodeRegistryLog(log, { checksummed: false }));
   let effects = decodedRanges.get(logs);
   if (effects === undefined) {
     effects = logs.map((log) => decodeRegistryLog(log, { checksummed: false }));
