@@ -37,6 +37,8 @@ export interface IssuedOn {
   nullifier: string;
 }
 
+const AGENT_KEY_PREFIXES = NETWORK_NAMES.map(agentKeyPrefix);
+
 /** The most indices an agent takes from the shared counter at once. */
 const MAX_RUN = 256;
 
@@ -220,6 +222,9 @@ export class CredentialStatus {
   }
 
   #changed(key: string): void {
+    // only an agent's change, or a network's (a reorganisation), can change what a credential was issued on; a human's
+    // or a nullifier's comes with its agents'
+    if (!AGENT_KEY_PREFIXES.some((prefix) => key.startsWith(prefix)) && !(NETWORK_NAMES as readonly string[]).includes(key)) return;
     // the follower delivers a range's changes in one tick: they are looked at together, right after it
     if (this.#changedKeys.length === 0) this.#track(Promise.resolve().then(() => this.#recheckChanged()));
     this.#changedKeys.push(key);
