@@ -188,6 +188,11 @@ export class ResponseCache {
    * be remembered (any later request counts from after it), which spares a backfill's thousands of changes a second.
    */
   #unanswered = 0;
+  /**
+   * The change count when the newest GET miss arrived. Once every answer under way arrived before #forgotten (none of
+   * them will be stored), a backfill's further changes need not be remembered either, until another one arrives.
+   */
+  #newestArrival = 0;
 
   constructor(options: ResponseCacheOptions) {
     this.#max = options.maxEntries;
@@ -221,6 +226,7 @@ export class ResponseCache {
           this.#misses.inc();
           if (method === 'GET') {
             (req as Filled)[FILL] = { cache: this, target, seq: this.#seq };
+            this.#newestArrival = this.#seq;
             this.#unanswered++;
             res.once('close', () => {
               // no answer under way predates anything: the changes need not be remembered
@@ -236,7 +242,7 @@ export class ResponseCache {
   /** Drops what depends on `key`, and keeps answers under way that may predate the change from being stored. */
   drop(key: string): void {
     const seq = ++this.#seq;
-    if (this.#unanswered > 0) {
+    if (this.#unanswered > 0 && this.#newestArrival >= this.#forgotten) {
       if (this.#changed.size >= MAX_REMEMBERED_CHANGES) {
         // a backfill's thousands of changes a second: the answers under way now are not stored
         this.#changed.clear();

@@ -157,6 +157,36 @@ describe('the response cache', () => {
     expect(await slow()).toBe(true);
   });
 
+  it('once it has forgotten a flood, an answer that arrives later still has its changes remembered', async () => {
+    const waiting: (() => void)[] = [];
+    let arrived = () => {};
+    const served = await serve({
+      gate: () =>
+        new Promise<void>((resolve) => {
+          waiting.push(resolve);
+          arrived();
+        }),
+    });
+    /** Asks for `target` and resolves once its handler waits at the gate (with the answer to come). */
+    const ask = async (target: string) => {
+      const inside = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const answer = exchange(served.base, target);
+      await inside;
+      return { answer };
+    };
+    const early = await ask('/slow?early');
+    for (let i = 0; i < 10_001; i++) served.cache.drop(`testnet/agent/${i}`);
+    // only the early answer was under way: the flood's later changes need not be remembered for it
+    for (let i = 0; i < 10_001; i++) served.cache.drop(`testnet/human/${i}`);
+    const late = await ask('/slow?late');
+    served.cache.drop('k');
+    for (const release of waiting) release();
+    expect([(await early.answer).status, (await late.answer).status]).toEqual([200, 200]);
+    expect([served.cache.has('/slow?early'), served.cache.has('/slow?late')]).toEqual([false, false]);
+  });
+
   it('a change drops the targets depending on its key, and no other', async () => {
     let key = 'one';
     const served = await serve({ reuse: () => ({ keys: ['network', key], validUntilMs: Number.POSITIVE_INFINITY, live: () => true }) });
