@@ -102,13 +102,6 @@ export const CHECKPOINT_EVERY_MS = 2_000;
 export const REORG_WINDOW = 128n;
 
 /**
- * Windows whose eth_getLogs is sent while an earlier one's logs are applied: the node (or the provider) reads them
- * meanwhile, on cores of its own. Two rather than one: a local node answering a dense window is slower than the
- * service applying one, and it answers two reads at once.
- */
-const READ_AHEAD = 2;
-
-/**
  * A read of state the logs do not announce, at the block a poll ends at, through the follower's client (its calls
  * share the poll's batched round trip). Returns undefined when there is nothing to read (no round trip), else the
  * read, which resolves to what to apply: called synchronously, in the same tick as the poll's logs are delivered.
@@ -421,8 +414,8 @@ export class RegistryEventFollower {
     let window = this.#window;
     let checks: Promise<(() => void)[]> | undefined;
     let checkpointedAt = this.#options.clock();
-    /** The next windows' eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). */
-    const ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<RegistryLog[]> }[] = [];
+    /** The next window's eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). */
+    let ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<RegistryLog[]> } | undefined;
     const request = (fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> => {
       // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
       if (toBlock === latest) checks ??= this.#runChecks(latest);
@@ -434,34 +427,27 @@ export class RegistryEventFollower {
     try {
       while (this.#processed < latest) {
         const fromBlock = this.#processed + 1n;
-        let read = ahead.shift();
-        if (read?.fromBlock !== fromBlock) {
-          ahead.length = 0;
-          read = { fromBlock, toBlock: windowEnd(fromBlock), logs: request(fromBlock, windowEnd(fromBlock)) };
-        }
-        const { toBlock } = read;
+        const toBlock = windowEnd(fromBlock);
+        const pending = ahead?.fromBlock === fromBlock && ahead.toBlock === toBlock ? ahead.logs : request(fromBlock, toBlock);
+        ahead = undefined;
         let logs: RegistryLog[];
         try {
-          logs = await read.logs;
+          logs = await pending;
         } catch (error) {
-          // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window (the windows read
-          // ahead are dropped: they were sized alike).
-          ahead.length = 0;
-          const span = toBlock - fromBlock + 1n;
-          if (span > 1n) {
-            window = span / 2n;
+          // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
+          if (window > 1n) {
+            window /= 2n;
             this.#window = window;
             continue;
           }
           throw error;
         }
-        window = nextWindow(toBlock - fromBlock + 1n, logs.length, this.#options.maxLogRange);
+        window = nextWindow(window, logs.length, this.#options.maxLogRange);
         this.#window = window;
-        // READ_AHEAD windows in flight beyond this one
-        for (let end = ahead.at(-1)?.toBlock ?? toBlock; ahead.length < READ_AHEAD && end < latest && this.#running; ) {
-          const nextFrom = end + 1n;
-          end = windowEnd(nextFrom);
-          ahead.push({ fromBlock: nextFrom, toBlock: end, logs: request(nextFrom, end) });
+        if (toBlock < latest && this.#running) {
+          const nextFrom = toBlock + 1n;
+          const nextTo = windowEnd(nextFrom);
+          ahead = { fromBlock: nextFrom, toBlock: nextTo, logs: request(nextFrom, nextTo) };
         }
         const apply = toBlock === latest && checks ? await checks : [];
         this.#deliver(logs, toBlock, latest);
