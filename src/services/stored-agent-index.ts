@@ -37,8 +37,7 @@ export interface StoredAgentIndexOptions {
 /**
  * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
  * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too; 3: their
- * addresses are in lower case; 4: the journal is kept apart from the checkpoint record, and it and the buckets are
- * stored as their JSON text.
+ * addresses are in lower case; 4: the journal is kept apart from the checkpoint record.
  */
 export const STORED_INDEX_FORMAT = 4;
 
@@ -47,7 +46,7 @@ export interface StoredCheckpoint {
   format: number;
   /** The follower's checkpoints, oldest first: [block number (decimal), hash]. */
   checkpoints: [string, Hash][];
-  /** The bucket numbers (decimal) that hold agents (each stored as its JSON text). */
+  /** The bucket numbers (decimal) that hold agents. */
   buckets: string[];
   /** The fencing token of the lease it was written under. */
   token: number;
@@ -57,17 +56,11 @@ interface Lease {
   holder: string;
 }
 
-/**
- * What one write stores: the changes since the last write (each bucket's JSON text; undefined: now empty) and the
- * state they lead to. Encoded when queued: a write waits for the store, and the buckets and journal as objects (tens
- * of thousands of small ones after a backfill) would meanwhile be copied by every young-generation collection.
- */
+/** What one write stores: the changes since the last write and the state they lead to. */
 interface Snapshot {
-  cleared: boolean;
-  buckets: Map<bigint, string | undefined>;
+  changes: IndexChanges;
   checkpoints: [string, Hash][];
-  /** The journal's JSON text. */
-  journal: string;
+  journal: StoredUndo[];
 }
 
 /** Thrown inside the store's transaction: a writer with a newer token has stored its checkpoint. */
@@ -153,14 +146,11 @@ export class StoredAgentIndex {
     const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
     if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return false;
     const [journal, ...buckets] = await Promise.all([
-      store.get<string>(this.#key('journal')),
-      ...stored.buckets.map((bucket) => store.get<string>(this.#key(`bucket:${bucket}`))),
+      store.get<StoredUndo[]>(this.#key('journal')),
+      ...stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))),
     ]);
-    if (typeof journal !== 'string' || buckets.some((bucket) => typeof bucket !== 'string')) return false;
-    index.load(
-      buckets.map((bucket) => JSON.parse(bucket as string) as IndexBucket),
-      JSON.parse(journal) as StoredUndo[],
-    );
+    if (!Array.isArray(journal) || buckets.some((bucket) => bucket === undefined)) return false;
+    index.load(buckets as IndexBucket[], journal);
     follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
     this.#lastStored = stored.checkpoints.at(-1)?.join(':');
     return true;
@@ -214,16 +204,10 @@ export class StoredAgentIndex {
   }
 
   #queue(changes: IndexChanges, checkpoints: readonly Checkpoint[]): void {
-    const buckets = new Map<bigint, string | undefined>();
-    for (const [bucket, entries] of changes.buckets) {
-      const text = JSON.stringify(entries);
-      buckets.set(bucket, text === '{}' ? undefined : text);
-    }
     const snapshot: Snapshot = {
-      cleared: changes.cleared,
-      buckets,
+      changes,
       checkpoints: checkpoints.map(({ number, hash }) => [number.toString(), hash]),
-      journal: JSON.stringify(this.#options.index.storedJournal()),
+      journal: this.#options.index.storedJournal(),
     };
     this.#pending = this.#pending ? merged(this.#pending, snapshot) : snapshot;
     this.#writing ??= this.#drain().finally(() => {
@@ -254,15 +238,17 @@ export class StoredAgentIndex {
   }
 
   async #write(snapshot: Snapshot, token: number): Promise<void> {
+    const { changes } = snapshot;
     await this.#options.store.updateWith<StoredCheckpoint>(this.#key('checkpoint'), (current) => {
       if (current && current.token > token) throw new FencedWriteError(token, current.token);
-      const buckets = new Set(snapshot.cleared ? [] : (current?.buckets ?? []));
+      const buckets = new Set(changes.cleared ? [] : (current?.buckets ?? []));
       const writes = new Map<string, unknown>([[this.#key('journal'), snapshot.journal]]);
       // a clear drops every bucket the store holds; those the index holds again are written below
-      if (snapshot.cleared) for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
-      for (const [bucket, text] of snapshot.buckets) {
-        writes.set(this.#key(`bucket:${bucket}`), text);
-        if (text === undefined) buckets.delete(bucket.toString());
+      if (changes.cleared) for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
+      for (const [bucket, entries] of changes.buckets) {
+        const empty = Object.keys(entries).length === 0;
+        writes.set(this.#key(`bucket:${bucket}`), empty ? undefined : entries);
+        if (empty) buckets.delete(bucket.toString());
         else buckets.add(bucket.toString());
       }
       const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], token };
@@ -319,6 +305,7 @@ export class StoredAgentIndex {
 
 /** An unwritten snapshot followed by a later one: the later state, with the changes of both. */
 function merged(older: Snapshot, newer: Snapshot): Snapshot {
-  if (newer.cleared) return newer;
-  return { ...newer, cleared: older.cleared, buckets: new Map([...older.buckets, ...newer.buckets]) };
+  if (newer.changes.cleared) return newer;
+  const buckets = new Map([...older.changes.buckets, ...newer.changes.buckets]);
+  return { ...newer, changes: { cleared: older.changes.cleared, buckets } };
 }

@@ -144,8 +144,8 @@ describe('on sqlite', () => {
     const ghost = '0x000000000000000000000000000000000000dEaD' as Address;
     const [bucket] = stored.buckets;
     const bucketKey = checkpointKey().replace(/checkpoint$/, `bucket:${bucket}`);
-    const entries = JSON.parse((await store.get<string>(bucketKey))!) as Record<string, [Address | null, Address | null]>;
-    await store.set(bucketKey, JSON.stringify({ ...entries, '1000': [ghost, null] }));
+    const entries = (await store.get<Record<string, [Address | null, Address | null]>>(bucketKey))!;
+    await store.set(bucketKey, { ...entries, '1000': [ghost, null] });
     await store.set(checkpointKey(), { ...stored, checkpoints: stored.checkpoints.map(([number]) => [number, forged]) });
 
     const app = await instance(store);
@@ -155,7 +155,7 @@ describe('on sqlite', () => {
     expect(await agentsOf(app, agents[2]!.human)).toEqual([Number(agents[2]!.agentId), Number(agents[3]!.agentId)]);
     await synced(app);
     // what is stored again is the rebuilt index: the forged entry is gone
-    const rewritten = JSON.parse((await store.get<string>(bucketKey))!) as Record<string, unknown>;
+    const rewritten = await store.get<Record<string, unknown>>(bucketKey);
     expect(rewritten?.['1000']).toBeUndefined();
     expect((await store.get<StoredCheckpoint>(checkpointKey()))?.checkpoints.at(-1)?.[1]).not.toBe(forged);
     await app.stop();

@@ -109,8 +109,7 @@ describe('a first backfill killed with -9', () => {
   async function storedBuckets(read: ReadStore): Promise<Record<string, IndexBucket>> {
     const checkpoint = (await read(indexKey('checkpoint'))) as StoredCheckpoint;
     const buckets: Record<string, IndexBucket> = {};
-    // each stored as its JSON text
-    for (const bucket of checkpoint.buckets) buckets[bucket] = JSON.parse((await read(indexKey(`bucket:${bucket}`))) as string) as IndexBucket;
+    for (const bucket of checkpoint.buckets) buckets[bucket] = (await read(indexKey(`bucket:${bucket}`))) as IndexBucket;
     return buckets;
   }
 
