@@ -31,6 +31,7 @@ import autocannon from 'autocannon';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { CapturedAnswer, ReferenceKind } from './bench-references.js';
 import { queryRequests, CHAIN_ID as TESTNET } from './query-requests.js';
+import { startArguments } from './start-command.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 2);
@@ -93,7 +94,7 @@ const rssMb = (pid: number): number => {
 async function startService(dataDir: string): Promise<Served & { pid: number }> {
   const port = await freePort();
   const log = openSync(join(dataDir, 'service.log'), 'a');
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, startArguments(), {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -12,6 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StartupTimings } from '../src/startup-timer.js';
 import { freePort } from '../test/support/service-process.js';
+import { startArguments } from './start-command.js';
 
 const RUNS = Number(process.env['RUNS'] ?? 5);
 const VIA = process.env['VIA'] === 'node' ? 'node' : 'npm';
@@ -48,7 +49,7 @@ async function interrupt(child: ChildProcess, exited: Promise<unknown>): Promise
 
 async function startOnce(dataDir: string): Promise<Start> {
   const port = await freePort();
-  const [command, args] = VIA === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['dist/main.js']];
+  const [command, args] = VIA === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, startArguments()];
   const spawnedAt = now();
   // its own process group, so that SIGINT reaches npm, its shell and the service alike
   const child = spawn(command, args, {

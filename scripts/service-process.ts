@@ -1,8 +1,9 @@
-// The service as `npm start` runs it (`node dist/main.js`), against local chains as its external RPCs: what the
+// The service as `npm start` runs it (package.json's start script), against local chains as its external RPCs: what the
 // benchmarks that measure a real process start and stop.
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { LocalSystem } from './local-system.js';
 import { freePort, serviceEnv } from './registry-history.js';
+import { startArguments } from './start-command.js';
 
 export interface Started {
   child: ChildProcess;
@@ -19,16 +20,11 @@ export interface ServiceChains {
  * Starts the service on `dataDir` against the local chains; resolves once health says ok (the index is live).
  * `env` adds or overrides variables (e.g. <NETWORK>_WS_URL); `main` is the build started (another build's, to compare).
  */
-export async function startService(
-  chains: ServiceChains,
-  dataDir: string,
-  env: Record<string, string> = {},
-  main = 'dist/main.js',
-): Promise<Started> {
+export async function startService(chains: ServiceChains, dataDir: string, env: Record<string, string> = {}, main?: string): Promise<Started> {
   const port = await freePort();
   const variables = { ...serviceEnv(chains, dataDir, port), ...env };
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [main], { env: variables, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, startArguments(main), { env: variables, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (const deadline = spawnedAt + 600_000; performance.now() < deadline; ) {
     const status = await fetch(`${base}/api/health`)
