@@ -35,6 +35,7 @@ import type { DevChain } from './devnet/devchain.js';
 import { type DevAccounts, type EmbeddedNetwork, type EmbeddedOptions, loadDevAccounts, startEmbeddedNetwork } from './devnet/embedded.js';
 import { describeSupervisorEvent } from './devnet/supervisor.js';
 import { createApp } from './http/app.js';
+import { ExpressMessages } from './http/express-messages.js';
 import { type MetricsServer, startMetricsServer } from './http/metrics-server.js';
 import { ResponseCache } from './http/response-cache.js';
 import { createLimitedServer } from './http/server-limits.js';
@@ -374,7 +375,9 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     if (reconciled.length > 0) logger.warn({ sessions: reconciled }, 'sessions claimed what the chain does not hold: reopened or failed');
     timer.end('sessions');
     // Listen before building the services: with PORT=0 the links they hand out need the bound port.
-    const server = createLimitedServer(config.http);
+    // requests and responses are built with the app's prototypes once it is made (express-messages.ts)
+    const messages = new ExpressMessages();
+    const server = createLimitedServer(config.http, messages);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -476,6 +479,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
     if (exposed) logger.warn({ host: exposed.host }, exposed.message);
     const mcp = createMcpEndpoint({ services, store, events, instanceId, publicUrl: url, version, logger, a2aSkills: skills() });
     const app = createApp({ chains, services, logger, version, metrics, publicUrl: url, a2a, mcp: mcp.mount, metricsEndpoint });
+    messages.adopt(app);
     // exact repeats of cacheable reads are answered in front of express, until the services announce a change
     const responses = new ResponseCache({ maxEntries: config.responseCacheEntries, metrics, logger });
     services.queries.onChange((key) => responses.drop(key));

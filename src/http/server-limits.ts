@@ -6,6 +6,7 @@
 // Whatever the server answers by itself (a request it cannot parse, a timeout, CONNECT) is JSON: server-edges.ts.
 import { createServer, type Server } from 'node:http';
 import { governConnections } from './connection-governor.js';
+import { canBuildWithPrototypes, type ExpressMessages } from './express-messages.js';
 import { answerServerEdges } from './server-edges.js';
 
 export interface ServerLimits {
@@ -18,8 +19,10 @@ export interface ServerLimits {
 /** Node's default: shorter than any proxy's idle timeout that would reuse the connection. */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-export function createLimitedServer(limits: ServerLimits): Server {
+/** `messages`: the classes requests and responses are built from (express-messages.ts); default node:http's own. */
+export function createLimitedServer(limits: ServerLimits, messages?: ExpressMessages): Server {
   const server = createServer({
+    ...(messages && canBuildWithPrototypes ? { IncomingMessage: messages.IncomingMessage, ServerResponse: messages.ServerResponse } : {}),
     requestTimeout: limits.requestTimeoutMs,
     headersTimeout: limits.headersTimeoutMs,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,

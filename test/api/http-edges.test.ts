@@ -10,6 +10,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
 import { routeTable } from '../../src/http/app.js';
+import { ExpressMessages } from '../../src/http/express-messages.js';
 import { startMetricsServer } from '../../src/http/metrics-server.js';
 import { createLimitedServer } from '../../src/http/server-limits.js';
 import { createLogger } from '../../src/logger.js';
@@ -196,7 +197,10 @@ describe('HTTP edges: every answer is JSON with the right status', () => {
     let port: number;
 
     beforeAll(async () => {
-      server = createLimitedServer({ requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, maxConnections: 0 });
+      // as main.ts makes it: requests and responses built with the app's prototypes
+      const messages = new ExpressMessages();
+      server = createLimitedServer({ requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, maxConnections: 0 }, messages);
+      messages.adopt(app);
       server.on('request', app);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       port = (server.address() as { port: number }).port;

@@ -2,7 +2,9 @@
 // by express alone; and raw exchanges with either, headers as sent (names as cased, in order), body as bytes.
 import { request as httpRequest, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import type { Logger } from 'pino';
+import { ExpressMessages } from '../../src/http/express-messages.js';
 import { ResponseCache } from '../../src/http/response-cache.js';
 import { createLimitedServer } from '../../src/http/server-limits.js';
 import type { QueryTestApp } from './queries.js';
@@ -16,9 +18,14 @@ export interface CachedServing {
   close(): Promise<void>;
 }
 
-/** A server as main.ts makes it (its limits, and JSON for what Node answers itself), with `listener` for requests. */
-export async function listen(listener: RequestListener): Promise<{ server: Server; base: string }> {
-  const server = createLimitedServer({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, maxConnections: 0 });
+/**
+ * A server as main.ts makes it (its limits, JSON for what Node answers itself, requests built with `app`'s
+ * prototypes when given), with `listener` for requests.
+ */
+export async function listen(listener: RequestListener, app?: Express): Promise<{ server: Server; base: string }> {
+  const messages = new ExpressMessages();
+  const server = createLimitedServer({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, maxConnections: 0 }, messages);
+  if (app) messages.adopt(app);
   server.on('request', listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -27,8 +34,8 @@ export async function listen(listener: RequestListener): Promise<{ server: Serve
 export async function serveWithResponseCache(q: QueryTestApp, options: { logger: Logger; maxEntries?: number }): Promise<CachedServing> {
   const cache = new ResponseCache({ maxEntries: options.maxEntries ?? 1_000, metrics: q.metrics, logger: options.logger });
   const unsubscribe = q.services.queries.onChange((key) => cache.drop(key));
-  const cached = await listen(cache.front(q.app));
-  const direct = await listen(q.app);
+  const cached = await listen(cache.front(q.app), q.app);
+  const direct = await listen(q.app, q.app);
   return {
     cached: cached.base,
     direct: direct.base,
