@@ -4,7 +4,7 @@
 // names), or the build in dist/ as `npm start` does. (npm run bench:queries measures the started service itself.)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { createA2aAgent } from '../src/a2a/agent.js';
 import { ChainGateway, createNetworkGateway } from '../src/chain/gateway.js';
 import { type AppTuning, createApp } from '../src/http/app.js';
+import { ExpressMessages } from '../src/http/express-messages.js';
 import { ResponseCache } from '../src/http/response-cache.js';
 import type { Route } from '../src/http/route.js';
 import { createLogger, logDestination } from '../src/logger.js';
@@ -50,8 +51,8 @@ export interface Listening {
   base: string;
 }
 
-export const listen = async (listener: RequestListener): Promise<Listening> => {
-  const server = createServer(listener).listen(0, '127.0.0.1');
+export const listen = async (listener: RequestListener, options: ServerOptions = {}): Promise<Listening> => {
+  const server = createServer(options, listener).listen(0, '127.0.0.1');
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 };
@@ -79,6 +80,7 @@ export interface QueryApps {
 /** The service's code an instance is made of: the sources (in this process, through tsx), or the build in dist/. */
 interface ServiceCode {
   createApp: typeof createApp;
+  ExpressMessages: typeof ExpressMessages;
   ResponseCache: typeof ResponseCache;
   createServices: typeof createServices;
   createA2aAgent: typeof createA2aAgent;
@@ -92,6 +94,7 @@ interface ServiceCode {
 
 const SOURCES: ServiceCode = {
   createApp,
+  ExpressMessages,
   ResponseCache,
   createServices,
   createA2aAgent,
@@ -110,8 +113,9 @@ const SOURCES: ServiceCode = {
  */
 async function builtCode(): Promise<ServiceCode> {
   const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
-  const [app, responseCache, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
+  const [app, messages, responseCache, services, agent, metrics, sqlite, logger, gateway] = await Promise.all([
     import(dist('http/app.js')) as Promise<typeof import('../src/http/app.js')>,
+    import(dist('http/express-messages.js')) as Promise<typeof import('../src/http/express-messages.js')>,
     import(dist('http/response-cache.js')) as Promise<typeof import('../src/http/response-cache.js')>,
     import(dist('services/index.js')) as Promise<typeof import('../src/services/index.js')>,
     import(dist('a2a/agent.js')) as Promise<typeof import('../src/a2a/agent.js')>,
@@ -122,6 +126,7 @@ async function builtCode(): Promise<ServiceCode> {
   ]);
   return {
     createApp: app.createApp,
+    ExpressMessages: messages.ExpressMessages,
     ResponseCache: responseCache.ResponseCache,
     createServices: services.createServices,
     createA2aAgent: agent.createA2aAgent,
@@ -145,7 +150,7 @@ async function startInstance(
   { cached, tuning = {} }: InstanceOptions,
   dataRoot: string,
 ) {
-  const { createApp, ResponseCache, createServices, createA2aAgent, Metrics, SqliteStore } = code;
+  const { createApp, ExpressMessages, ResponseCache, createServices, createA2aAgent, Metrics, SqliteStore } = code;
   const metrics = new Metrics();
   const chains = gateway(() => metrics.rpcRequest('testnet'));
   // the store the service keeps by default (sqlite, in a directory of its own that goes with the process)
@@ -171,7 +176,11 @@ async function startInstance(
   );
   const responses = new ResponseCache({ maxEntries: 10_000, metrics, logger });
   services.queries.onChange((key) => responses.drop(key));
-  return { ...(await listen(responses.front(app))), metrics, queries: services.queries, store };
+  // requests built with the app's prototypes, as main.ts builds them
+  const messages = new ExpressMessages();
+  messages.adopt(app);
+  const server = await listen(responses.front(app), { IncomingMessage: messages.IncomingMessage, ServerResponse: messages.ServerResponse });
+  return { ...server, metrics, queries: services.queries, store };
 }
 
 /** A local chain with one registered agent; the apps log every request at `logLevel` to /dev/null, as in production. */
