@@ -11,12 +11,15 @@
 //   - the first indexing: start to healthy beyond the fastest of three starts with no history (not reported when
 //     shorter than a start's own variation), and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (the answer first asked, the route warmed up
-//     by another answer) and warm, p50 and p99, over one keep-alive connection.
+//     by another answer) and warm, p50 and p99, over one keep-alive connection;
+//   - the floor of that measurement on this machine: node:http alone (scripts/bench-references.ts) answering the same
+//     by-human bytes, asked the same way right after. Below it, what is left of a p99 is the machine's, not ours.
 import { readFileSync, rmSync } from 'node:fs';
 import { Agent, get } from 'node:http';
 import { loadavg } from 'node:os';
 import { startLocalSystem } from './local-system.js';
 import { percentile } from './percentile.js';
+import { capture, startReference } from './reference-process.js';
 import { metricTotal, populate, tempDataDir } from './registry-history.js';
 import { startService, stopService } from './service-process.js';
 
@@ -111,13 +114,21 @@ try {
       const chainId = 11142220;
       const sample = population.agents.filter((_, i) => i % Math.max(1, Math.floor(n / SAMPLES)) === 0).slice(0, SAMPLES);
       const verifyUrl = (agentId: bigint) => `${first.base}/api/agent/verify/${chainId}/${agentId}`;
-      const byHumanUrl = (human: string) => `${first.base}/api/agent/agents/${chainId}/${human}`;
+      const byHumanPath = (human: string) => `/api/agent/agents/${chainId}/${human}`;
+      const byHumanUrl = (human: string) => `${first.base}${byHumanPath(human)}`;
       // sampled agents are every (n / SAMPLES)th from the first: the second is not one of them
       const verify = await latency(
         verifyUrl(population.agents[1]?.agentId ?? 0n),
         sample.map((a) => verifyUrl(a.agentId)),
       );
       const byHuman = await latency(byHumanUrl(NO_AGENTS), population.busyHumans.map(byHumanUrl));
+      const answers = await Promise.all([NO_AGENTS, ...population.busyHumans].map((human) => capture(first.base, 'GET', byHumanPath(human))));
+      const reference = await startReference('node', answers);
+      const floorUrls = population.busyHumans.map((human) => `${reference.base}${byHumanPath(human)}`);
+      // a fresh process: its code is warmed up first, as the service's was by the runs before
+      await latency(`${reference.base}${byHumanPath(NO_AGENTS)}`, floorUrls);
+      const floor = await latency(`${reference.base}${byHumanPath(NO_AGENTS)}`, floorUrls);
+      await reference.stop();
       await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000));
       const rss = residentMb(first.child.pid);
       await stopService(first);
@@ -144,6 +155,7 @@ try {
         'verify warm p50/p99 ms': `${ms(verify.warm[0])}/${ms(verify.warm[1])}`,
         'by-human (10 agents each) cold p50/p99 ms': `${ms(byHuman.cold[0])}/${ms(byHuman.cold[1])}`,
         'by-human warm p50/p99 ms': `${ms(byHuman.warm[0])}/${ms(byHuman.warm[1])}`,
+        'floor: node:http, same bytes, p50/p99 ms': `${ms(floor.cold[0])}/${ms(floor.cold[1])}`,
       });
       console.log(`${n} agents measured`);
     } finally {

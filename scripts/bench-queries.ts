@@ -20,17 +20,17 @@
 // its measured runs (what it uses idle taken off). The machine's other work shows in the load average printed.
 // Environment: DURATION (default 10), ROUNDS (default 2), CONNECTIONS (default 10), REQUESTS (default 1000000: the
 // RSS run; 0 skips it), KEEP_DATA (set: the temporary DATA_DIR and the service's log are left in place).
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { CapturedAnswer, ReferenceKind } from './bench-references.js';
+import type { CapturedAnswer } from './bench-references.js';
 import { queryRequests, CHAIN_ID as TESTNET } from './query-requests.js';
+import { capture, type Served, startReference, stopper } from './reference-process.js';
 import { startArguments } from './start-command.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
@@ -44,27 +44,6 @@ const CLOCK_TICKS = 100;
 
 /** The processes this run started, stopped at its end. */
 const started: Served[] = [];
-
-/** A process serving HTTP, whose CPU time can be read. */
-interface Served {
-  base: string;
-  /** CPU time used so far, in microseconds. */
-  cpu(): Promise<number>;
-  /** Resolves once the process has exited. */
-  stop(): Promise<void>;
-}
-
-/** Ends a child process and waits for it (the service stops its chains first: they must not outlive the run). */
-function stopper(child: ChildProcess): () => Promise<void> {
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  return () => {
-    child.kill('SIGTERM');
-    return exited;
-  };
-}
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -127,53 +106,6 @@ async function startService(dataDir: string): Promise<Served & { pid: number }> 
   }
   const pid = child.pid as number;
   return { base, pid, cpu: async () => procCpu(pid), stop: async () => {} };
-}
-
-/** A reference server in a process of its own, serving `answers`. */
-async function startReference(kind: ReferenceKind, answers: CapturedAnswer[]): Promise<Served> {
-  const child: ChildProcess = fork(join(ROOT, 'scripts/bench-references.ts'), [kind, JSON.stringify(answers)], {
-    execArgv: ['--import', 'tsx'],
-    stdio: 'inherit',
-  });
-  let asked: Promise<unknown> = Promise.resolve();
-  const ask = <T>(question: string): Promise<T> => {
-    const answer = asked.then(
-      () =>
-        new Promise<T>((resolve) => {
-          child.once('message', (message) => resolve(message as T));
-          child.send(question);
-        }),
-    );
-    asked = answer;
-    return answer;
-  };
-  const base = await new Promise<string>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as string));
-    child.once('exit', (code) => reject(new Error(`the ${kind} reference exited (${code})`)));
-  });
-  return { base, cpu: () => ask<number>('cpu'), stop: stopper(child) };
-}
-
-/** The service's answer to a request, as bytes: what the references will send. */
-function capture(base: string, method: 'GET' | 'POST', path: string, body?: string): Promise<CapturedAnswer> {
-  return new Promise((resolve, reject) => {
-    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const lines: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i] as string;
-          if (!['date', 'connection', 'keep-alive'].includes(name.toLowerCase())) lines.push([name, res.rawHeaders[i + 1] as string]);
-        }
-        if (res.statusCode !== 200) reject(new Error(`${method} ${path} answered ${res.statusCode}: ${Buffer.concat(chunks).toString()}`));
-        else resolve({ method, path, status: 200, headers: lines, body: Buffer.concat(chunks).toString('base64') });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** The demo agent's id: the agent of the address its key (in DATA_DIR) stands for, once the owner index has it. */
