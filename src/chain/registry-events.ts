@@ -134,6 +134,7 @@ export class RegistryEventFollower {
   readonly #subscribers = new Set<LogSubscriber>();
   readonly #rewindListeners = new Set<() => void>();
   readonly #reorgListeners = new Set<(ancestor: bigint) => void>();
+  readonly #caughtUpListeners = new Set<() => void>();
   readonly #checks = new Set<BlockCheck>();
   readonly #checkpointListeners = new Set<(checkpoints: readonly Checkpoint[]) => void>();
   /** Hashes of blocks polls ended at, oldest first, within REORG_WINDOW of the processed block. */
@@ -226,6 +227,15 @@ export class RegistryEventFollower {
   onReorg(listener: (ancestor: bigint) => void): () => void {
     this.#reorgListeners.add(listener);
     return () => this.#reorgListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` each time the follower has caught up with the chain since its start or a start over (caughtUp
+   * turns true), in the tick its last range was delivered.
+   */
+  onCaughtUp(listener: () => void): () => void {
+    this.#caughtUpListeners.add(listener);
+    return () => this.#caughtUpListeners.delete(listener);
   }
 
   /**
@@ -471,6 +481,13 @@ export class RegistryEventFollower {
     if (!this.#caughtUp) {
       this.#caughtUp = true;
       this.#backfill = undefined;
+      for (const listener of this.#caughtUpListeners) {
+        try {
+          listener();
+        } catch (error) {
+          this.#options.onError?.(error);
+        }
+      }
       for (const resolve of this.#readyWaiters.splice(0)) resolve();
     }
   }

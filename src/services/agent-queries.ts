@@ -328,7 +328,14 @@ export class AgentQueryService {
       onError: (error) => this.#options.onFollowerError?.(gateway.network, error),
     });
     const { network } = gateway;
-    const changed = (key: string) => this.#changes.changed(key);
+    // Until the follower has caught up since its start (or a start over), nobody keeps an answer of this network
+    // (they are kept only while it is live; a start over announces the network): its changes are not announced one by
+    // one, thousands a second in a backfill, but the network's own key once it has caught up, so that what was
+    // built from an older state (a credential's status) is looked at again.
+    const changed = (key: string) => {
+      if (follower.caughtUp) this.#changes.changed(key);
+    };
+    follower.onCaughtUp(() => this.#changes.changed(answerKeys.network(network)));
     const cache = new AgentCache({
       network,
       lens: gateway.lens,
@@ -339,7 +346,9 @@ export class AgentQueryService {
       maxEntries: this.#options.agentCacheSize ?? DEFAULT_AGENT_CACHE_SIZE,
       onChange: changed,
     });
-    const index = new HumanAgentIndex((address) => changed(answerKeys.human(network, address)));
+    const index = new HumanAgentIndex((address) => {
+      if (follower.caughtUp) changed(answerKeys.human(network, address));
+    });
     follower.subscribe((logs, toBlock, head) => index.apply(logs, toBlock, head));
     const registrations = new RecentRegistrations();
     follower.subscribe((logs) => registrations.note(logs));

@@ -15,6 +15,7 @@ import { type AgentCredential, presentCredential, requestCredential } from '../.
 import { HttpCache } from '../../src/client/http-cache.js';
 import { AGENT_CREDENTIAL_VCT } from '../../src/core/agent-credential.js';
 import { NETWORKS } from '../../src/core/networks.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { registerWalletFree } from '../support/agents.js';
 import { type QueryTestApp, queryTestApp } from '../support/queries.js';
 import { approveDeepLink, deployTestNetworks, newDocument, type TestNetworks } from '../support/registration-flow.js';
@@ -235,6 +236,38 @@ describe('the human-backed-agent credential', () => {
       (e: unknown) => e,
     );
     expect((error as CredentialError).reason).toBe('revoked');
+  });
+
+  it('revokes a credential whose agent left while the service was stopped, once the restarted service has caught up', async () => {
+    const store = new MemoryStore();
+    const first = await queryTestApp(networks, { publicUrl: served.base, eventPollIntervalMs: 3_600_000, store });
+    handler = first.app;
+    try {
+      const human = newDocument();
+      const doomed = await registeredSigner(first.app, networks, { mode: 'wallet-free', document: human });
+      await first.services.queries.syncNow();
+      const issued = await request_(doomed);
+      await first.stop();
+      // the human leaves through another instance while this one is stopped
+      const session = await request(q.app).post('/api/agent/deregister').send({ network: 'testnet', agentAddress: doomed.key.agentAddress });
+      await approveDeepLink(q.app, networks, session.body.deepLink, { document: human });
+
+      const restarted = await queryTestApp(networks, { publicUrl: served.base, eventPollIntervalMs: 3_600_000, store });
+      handler = restarted.app;
+      try {
+        await restarted.services.credentialStatus.settled();
+        const nonce = randomUUID();
+        const presentation = await presentCredential(issued, doomed.signer, { audience: AUDIENCE, nonce });
+        const error = await verifyAgentCredential(presentation, { audience: AUDIENCE, nonce, issuer: served.base, cache: new HttpCache() }).catch(
+          (e: unknown) => e,
+        );
+        expect((error as CredentialError).reason).toBe('revoked');
+      } finally {
+        await restarted.stop();
+      }
+    } finally {
+      handler = q.app;
+    }
   });
 
   it('after a deregistration the status list marks the credential revoked and the verifier refuses it', async () => {
