@@ -11,7 +11,8 @@
 // address derived from the key (owner) and the guardian (ed25519-linked).
 //
 // A chain reorganisation drops blocks whose logs were applied: every change of the last REORG_WINDOW blocks is
-// journaled with what it replaced, so rewindTo(ancestor) undoes those after the ancestor, newest first.
+// journaled with what it replaced, so rewindTo(ancestor) undoes those after the ancestor, newest first. A stored copy
+// takes the entries journaled since it last took them (takeJournal), or the whole journal after a rewind.
 //
 // What changed since the last takeChanges() is kept by bucket of agent ids (BUCKET_SIZE consecutive ids), so that a
 // stored copy (stored-agent-index.ts) rewrites the few buckets a poll touched, and loads the whole index in a few reads.
@@ -109,6 +110,12 @@ export type IndexBucket = Record<string, [Address | null, Address | null, string
 /** A journal entry as stored: block, side (o: owner, g: guardian, n: nullifier), agent id, the value replaced or null. */
 export type StoredUndo = [string, 'o' | 'g' | 'n', string, string | null];
 
+/** The journal entries to store: those made since the last takeJournal(), or (rewritten) the whole journal. */
+export interface JournalChanges {
+  rewritten: boolean;
+  entries: StoredUndo[];
+}
+
 /** What changed since the last takeChanges(): the whole index was cleared, and the buckets to write (empty: delete). */
 export interface IndexChanges {
   cleared: boolean;
@@ -121,6 +128,9 @@ export class HumanAgentIndex {
   readonly #nullifiers = new SideIndex<bigint>();
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   #journal: Undo[] = [];
+  /** Journal entries made since the last takeJournal(), and whether entries taken before were undone since. */
+  #journalFresh: Undo[] = [];
+  #journalRewritten = false;
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
   #dirty = new Set<bigint>();
   #cleared = false;
@@ -161,7 +171,7 @@ export class HumanAgentIndex {
   /** Sets the agent's owner or guardian (the zero address: none), journaled at block `undoable` unless final. */
   #change(side: AddressIndex, agentId: bigint, address: Address, undoable: bigint | undefined): void {
     const previous = side.get(agentId);
-    if (undoable !== undefined) this.#journal.push({ blockNumber: undoable, side, agentId, previous });
+    if (undoable !== undefined) this.#journaled({ blockNumber: undoable, side, agentId, previous });
     this.#dirty.add(bucketOf(agentId));
     side.set(agentId, address);
     if (previous !== undefined) this.onChange(previous);
@@ -172,15 +182,21 @@ export class HumanAgentIndex {
   #list(agentId: bigint, nullifier: bigint | undefined, undoable: bigint | undefined): void {
     const previous = this.#nullifiers.get(agentId);
     if (previous === nullifier) return;
-    if (undoable !== undefined) this.#journal.push({ blockNumber: undoable, side: this.#nullifiers, agentId, previous });
+    if (undoable !== undefined) this.#journaled({ blockNumber: undoable, side: this.#nullifiers, agentId, previous });
     this.#dirty.add(bucketOf(agentId));
     this.#nullifiers.set(agentId, nullifier);
+  }
+
+  #journaled(undo: Undo): void {
+    this.#journal.push(undo);
+    this.#journalFresh.push(undo);
   }
 
   /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */
   rewindTo(ancestor: bigint): void {
     for (let undo = this.#journal.at(-1); undo && undo.blockNumber > ancestor; undo = this.#journal.at(-1)) {
       this.#journal.pop();
+      this.#journalRewritten = true;
       if (undo.side === this.#nullifiers) this.#nullifiers.set(undo.agentId, undo.previous as bigint | undefined);
       else (undo.side as AddressIndex).set(undo.agentId, undo.previous as Address | undefined);
       this.#dirty.add(bucketOf(undo.agentId));
@@ -193,6 +209,8 @@ export class HumanAgentIndex {
     this.#guardians.clear();
     this.#nullifiers.clear();
     this.#journal = [];
+    this.#journalFresh = [];
+    this.#journalRewritten = true;
     this.#dirty.clear();
     this.#cleared = true;
   }
@@ -206,14 +224,21 @@ export class HumanAgentIndex {
     return changes;
   }
 
-  /** Changes taken but not stored (the write failed): taken again next time, with whatever changed since. */
-  giveBack(changes: IndexChanges): void {
-    for (const bucket of changes.buckets.keys()) this.#dirty.add(bucket);
-    this.#cleared ||= changes.cleared;
+  /**
+   * The journal entries made since the last call, then forgets they were made; the whole journal once entries taken
+   * before were undone (a rewind, a clear) or after markAllChanged().
+   */
+  takeJournal(): JournalChanges {
+    const rewritten = this.#journalRewritten;
+    const entries = this.#stored(rewritten ? this.#journal : this.#journalFresh);
+    this.#journalFresh = [];
+    this.#journalRewritten = false;
+    return { rewritten, entries };
   }
 
-  /** Every bucket counts as changed: the next takeChanges() holds the whole index (a writer taking over the store). */
+  /** Every bucket counts as changed, and the whole journal: the next takes hold the whole index (a writer taking over the store). */
   markAllChanged(): void {
+    this.#journalRewritten = true;
     for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[])
       for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
   }
@@ -234,7 +259,11 @@ export class HumanAgentIndex {
 
   /** The journal of recent changes, to store with the buckets (a resumed index can then undo a reorganisation). */
   storedJournal(): StoredUndo[] {
-    return this.#journal.map((undo) => [
+    return this.#stored(this.#journal);
+  }
+
+  #stored(undos: readonly Undo[]): StoredUndo[] {
+    return undos.map((undo) => [
       undo.blockNumber.toString(),
       undo.side === this.#owners ? 'o' : undo.side === this.#guardians ? 'g' : 'n',
       undo.agentId.toString(),
@@ -260,6 +289,8 @@ export class HumanAgentIndex {
       if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
       return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: previous === null ? undefined : lower(previous as Address) };
     });
+    this.#journalFresh = [];
+    this.#journalRewritten = false;
     this.#dirty.clear();
     this.#cleared = false;
   }

@@ -1,12 +1,13 @@
 // The registry-derived index of one network (the agents of each human and of each nullifier) kept in the store, with the checkpoints (block number and hash) it is valid
 // at, so that a start resumes from it instead of reading every log from the registry's deploy block.
 //
-// - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers stored and the writer's fencing
-//   token), the index's undo journal, and one entry per bucket of agent ids (human-agent-index.ts). A write puts the
-//   buckets a poll changed, the journal and the checkpoint in one store transaction (updateWith), once per poll that
-//   reached the head, never per log. The journal has a key of its own: it holds every change of the last blocks a
-//   reorganisation may drop (thousands on a busy chain), and the record is read in every write's transaction and by
-//   the metrics.
+// - Layout: a checkpoint record (the follower's checkpoints, the bucket numbers and journal segments stored and the
+//   writer's fencing token), one entry per bucket of agent ids (human-agent-index.ts), and the index's undo journal in
+//   segments. A write puts the buckets a poll changed, the journal entries it made (one new segment) and the
+//   checkpoint in one store transaction (updateWith), once per poll that reached the head, never per log. The journal
+//   holds every change of the last blocks a reorganisation may drop (on a busy chain, a megabyte): a poll writes only
+//   what it added, and a segment whose every block is older than the oldest checkpoint kept is deleted, since no
+//   reorganisation undoes it. After a rewind the journal is written again whole, as one segment.
 // - Resume: the stored index is loaded and the follower continues after its last checkpoint; the follower's first
 //   poll checks that block's hash, undoes a reorganisation through the older stored checkpoints and the journal, or
 //   starts over from the deploy block (then the stored buckets are replaced).
@@ -18,7 +19,7 @@
 import type { Hash } from 'viem';
 import type { Checkpoint, RegistryEventFollower } from '../chain/registry-events.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
-import type { HumanAgentIndex, IndexBucket, IndexChanges, StoredUndo } from './human-agent-index.js';
+import type { HumanAgentIndex, IndexBucket, IndexChanges, JournalChanges, StoredUndo } from './human-agent-index.js';
 
 export interface StoredAgentIndexOptions {
   store: KeyValueStore;
@@ -37,9 +38,9 @@ export interface StoredAgentIndexOptions {
 /**
  * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
  * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too; 3: their
- * addresses are in lower case; 4: the journal is kept apart from the checkpoint record.
+ * addresses are in lower case; 4: the journal is kept apart from the checkpoint record; 5: in segments.
  */
-export const STORED_INDEX_FORMAT = 4;
+export const STORED_INDEX_FORMAT = 5;
 
 /** The checkpoint record. */
 export interface StoredCheckpoint {
@@ -48,6 +49,10 @@ export interface StoredCheckpoint {
   checkpoints: [string, Hash][];
   /** The bucket numbers (decimal) that hold agents. */
   buckets: string[];
+  /** The journal's segments, oldest first: [segment number, last block] (decimal). */
+  journal: [string, string][];
+  /** The number of the next segment. */
+  nextSegment: number;
   /** The fencing token of the lease it was written under. */
   token: number;
 }
@@ -60,7 +65,7 @@ interface Lease {
 interface Snapshot {
   changes: IndexChanges;
   checkpoints: [string, Hash][];
-  journal: StoredUndo[];
+  journal: JournalChanges;
 }
 
 /** Thrown inside the store's transaction: a writer with a newer token has stored its checkpoint. */
@@ -145,12 +150,12 @@ export class StoredAgentIndex {
     if (follower.running) return false; // already following from wherever it started
     const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
     if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return false;
-    const [journal, ...buckets] = await Promise.all([
-      store.get<StoredUndo[]>(this.#key('journal')),
-      ...stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`))),
+    const [segments, buckets] = await Promise.all([
+      Promise.all(stored.journal.map(([segment]) => store.get<StoredUndo[]>(this.#key(`journal:${segment}`)))),
+      Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`)))),
     ]);
-    if (!Array.isArray(journal) || buckets.some((bucket) => bucket === undefined)) return false;
-    index.load(buckets as IndexBucket[], journal);
+    if (segments.some((segment) => !Array.isArray(segment)) || buckets.some((bucket) => bucket === undefined)) return false;
+    index.load(buckets as IndexBucket[], (segments as StoredUndo[][]).flat());
     follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
     this.#lastStored = stored.checkpoints.at(-1)?.join(':');
     return true;
@@ -180,7 +185,9 @@ export class StoredAgentIndex {
     if (this.#stopping) return;
     const { index } = this.#options;
     if (this.#token === undefined) {
-      index.takeChanges(); // a reader's changes: written in full if it takes the lease over
+      // a reader's changes: written in full if it takes the lease over
+      index.takeChanges();
+      index.takeJournal();
       if (this.#acquiring || this.#clock() - this.#triedAt < this.#leaseMs / 3) return;
       this.#triedAt = this.#clock();
       this.#acquiring = this.#acquire().finally(() => {
@@ -193,22 +200,25 @@ export class StoredAgentIndex {
       index.markAllChanged();
       const all = index.takeChanges();
       all.cleared = true;
-      this.#queue(all, checkpoints);
+      this.#queue(all, index.takeJournal(), checkpoints);
       return;
     }
     const changes = index.takeChanges();
+    const journal = index.takeJournal();
     const last = checkpoints.at(-1);
-    const unchanged = !changes.cleared && changes.buckets.size === 0 && last && `${last.number}:${last.hash}` === this.#lastStored;
-    if (!unchanged) this.#queue(changes, checkpoints);
+    const unchanged =
+      !changes.cleared &&
+      changes.buckets.size === 0 &&
+      !journal.rewritten &&
+      journal.entries.length === 0 &&
+      last &&
+      `${last.number}:${last.hash}` === this.#lastStored;
+    if (!unchanged) this.#queue(changes, journal, checkpoints);
     else if (this.#clock() - this.#renewedAt > this.#leaseMs / 3) void this.#renew();
   }
 
-  #queue(changes: IndexChanges, checkpoints: readonly Checkpoint[]): void {
-    const snapshot: Snapshot = {
-      changes,
-      checkpoints: checkpoints.map(({ number, hash }) => [number.toString(), hash]),
-      journal: this.#options.index.storedJournal(),
-    };
+  #queue(changes: IndexChanges, journal: JournalChanges, checkpoints: readonly Checkpoint[]): void {
+    const snapshot: Snapshot = { changes, journal, checkpoints: checkpoints.map(({ number, hash }) => [number.toString(), hash]) };
     this.#pending = this.#pending ? merged(this.#pending, snapshot) : snapshot;
     this.#writing ??= this.#drain().finally(() => {
       this.#writing = undefined;
@@ -238,20 +248,40 @@ export class StoredAgentIndex {
   }
 
   async #write(snapshot: Snapshot, token: number): Promise<void> {
-    const { changes } = snapshot;
+    const { changes, journal } = snapshot;
     await this.#options.store.updateWith<StoredCheckpoint>(this.#key('checkpoint'), (current) => {
       if (current && current.token > token) throw new FencedWriteError(token, current.token);
+      const writes = new Map<string, unknown>();
       const buckets = new Set(changes.cleared ? [] : (current?.buckets ?? []));
-      const writes = new Map<string, unknown>([[this.#key('journal'), snapshot.journal]]);
-      // a clear drops every bucket the store holds; those the index holds again are written below
-      if (changes.cleared) for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
+      // a clear drops every bucket the store holds (and an older layout's journal); those the index holds again are
+      // written below
+      if (changes.cleared) {
+        for (const bucket of current?.buckets ?? []) writes.set(this.#key(`bucket:${bucket}`), undefined);
+        writes.set(this.#key('journal'), undefined);
+      }
       for (const [bucket, entries] of changes.buckets) {
         const empty = Object.keys(entries).length === 0;
         writes.set(this.#key(`bucket:${bucket}`), empty ? undefined : entries);
         if (empty) buckets.delete(bucket.toString());
         else buckets.add(bucket.toString());
       }
-      const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], token };
+      const stored = current?.format === STORED_INDEX_FORMAT ? current : undefined;
+      let nextSegment = stored?.nextSegment ?? 0;
+      // the segments kept: none when the journal is written again whole; none whose every block is older than the
+      // oldest checkpoint (a reorganisation is undone down to a checkpoint kept, never below)
+      const oldest = BigInt(snapshot.checkpoints[0]?.[0] ?? 0);
+      const segments: [string, string][] = [];
+      for (const segment of stored?.journal ?? []) {
+        if (journal.rewritten || changes.cleared || BigInt(segment[1]) <= oldest) writes.set(this.#key(`journal:${segment[0]}`), undefined);
+        else segments.push(segment);
+      }
+      const last = journal.entries.at(-1);
+      if (last) {
+        const segment = String(nextSegment++);
+        writes.set(this.#key(`journal:${segment}`), journal.entries);
+        segments.push([segment, last[0]]);
+      }
+      const value = { format: STORED_INDEX_FORMAT, checkpoints: snapshot.checkpoints, buckets: [...buckets], journal: segments, nextSegment, token };
       return { value, writes };
     });
     this.#lastStored = snapshot.checkpoints.at(-1)?.join(':');
@@ -307,5 +337,8 @@ export class StoredAgentIndex {
 function merged(older: Snapshot, newer: Snapshot): Snapshot {
   if (newer.changes.cleared) return newer;
   const buckets = new Map([...older.changes.buckets, ...newer.changes.buckets]);
-  return { ...newer, changes: { cleared: older.changes.cleared, buckets } };
+  const journal = newer.journal.rewritten
+    ? newer.journal
+    : { rewritten: older.journal.rewritten, entries: [...older.journal.entries, ...newer.journal.entries] };
+  return { ...newer, changes: { cleared: older.changes.cleared, buckets }, journal };
 }

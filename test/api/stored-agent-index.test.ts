@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import type { Address } from 'viem';
+import { type Address, numberToHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainGateway } from '../../src/chain/gateway.js';
+import { REORG_WINDOW } from '../../src/chain/registry-events.js';
 import { type DevChain, startDevChain } from '../../src/devnet/devchain.js';
 import type { Metrics } from '../../src/metrics.js';
 import type { StoredCheckpoint } from '../../src/services/stored-agent-index.js';
@@ -131,6 +132,40 @@ describe('on sqlite', () => {
     expect(await agentsOf(resumed, dropped.human)).toEqual([]);
     // undone back to an older stored checkpoint still on the chain, not read again from the deploy block
     expect(await getLogsCalls(resumed.metrics)).toBeLessThanOrEqual(3);
+    expect(await agentsOf(resumed, agents[2]!.human)).toEqual([Number(agents[2]!.agentId), Number(agents[3]!.agentId)]);
+    await synced(resumed);
+    await resumed.stop();
+  });
+
+  it('each poll stores the journal entries it made as a segment of its own, and deletes those a reorganisation can no longer reach', async () => {
+    const store = stores.at(-1)!;
+    const app = await instance(store);
+    await synced(app);
+    const segmentKey = (segment: string) => checkpointKey().replace(/checkpoint$/, `journal:${segment}`);
+    const before = (await store.get<StoredCheckpoint>(checkpointKey()))!;
+    await registerLinked(system);
+    await synced(app);
+    const after = (await store.get<StoredCheckpoint>(checkpointKey()))!;
+    // the segments stored before stay as they were; one more holds the registration's changes, and only those
+    expect(after.journal.slice(0, before.journal.length)).toEqual(before.journal);
+    expect(after.journal).toHaveLength(before.journal.length + 1);
+    const [segment] = after.journal.at(-1)!;
+    const added = (await store.get<[string, string, string, string | null][]>(segmentKey(segment)))!;
+    expect(added.length).toBeGreaterThan(0);
+    for (const [block] of added) expect(BigInt(block)).toBeGreaterThan(BigInt(before.checkpoints.at(-1)![0]));
+
+    // REORG_WINDOW blocks later every block of them is older than the oldest checkpoint kept: deleted
+    for (let i = 0; i < 2; i++)
+      await system.client.request({ method: 'anvil_mine' as never, params: [numberToHex(REORG_WINDOW / 2n + 1n)] as never });
+    await synced(app);
+    const later = (await store.get<StoredCheckpoint>(checkpointKey()))!;
+    expect(later.journal).toEqual([]);
+    for (const [old] of after.journal) expect(await store.get(segmentKey(old))).toBeUndefined();
+    await app.stop();
+
+    // and a restart resumes from it as from any other checkpoint
+    const resumed = await instance(store);
+    expect(await resumed.services.queries.resumedFromStore('testnet')).toBe(true);
     expect(await agentsOf(resumed, agents[2]!.human)).toEqual([Number(agents[2]!.agentId), Number(agents[3]!.agentId)]);
     await synced(resumed);
     await resumed.stop();

@@ -323,4 +323,31 @@ describe('HumanAgentIndex', () => {
     index.clear();
     expect(index.takeChanges()).toEqual({ cleared: true, buckets: new Map() });
   });
+
+  it('hands out the journal entries made since the last take, and the whole journal once a rewind undid some', () => {
+    const index = new HumanAgentIndex();
+    const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
+    index.apply([at(10n, log('Transfer', { from: ZERO, to: A, tokenId: 1n }))], 10n);
+    expect(index.takeJournal()).toEqual({ rewritten: false, entries: [['10', 'o', '1', null]] });
+    index.apply([at(11n, log('Transfer', { from: A, to: B, tokenId: 1n }))], 11n);
+    expect(index.takeJournal()).toEqual({ rewritten: false, entries: [['11', 'o', '1', A]] });
+    expect(index.takeJournal()).toEqual({ rewritten: false, entries: [] });
+
+    index.apply([at(12n, log('GuardianSet', { agentId: 1n, guardian: A }))], 12n);
+    index.rewindTo(11n); // undoes the guardian, untaken, and nothing stored: still written again whole
+    expect(index.takeJournal()).toEqual({
+      rewritten: true,
+      entries: [
+        ['10', 'o', '1', null],
+        ['11', 'o', '1', A],
+      ],
+    });
+    index.markAllChanged();
+    expect(index.takeJournal().rewritten).toBe(true);
+
+    // a copy loaded from the store has nothing new to hand out
+    const copy = new HumanAgentIndex();
+    copy.load([index.takeChanges().buckets.get(0n)!], index.storedJournal());
+    expect(copy.takeJournal()).toEqual({ rewritten: false, entries: [] });
+  });
 });
