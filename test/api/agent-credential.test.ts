@@ -53,6 +53,16 @@ describe('the human-backed-agent credential', () => {
       ...(options.scheme ? { scheme: options.scheme } : {}),
     });
 
+  /** Why the verifier refuses a fresh presentation of `issued` (undefined: it accepts it). */
+  const refusal = async (issued: AgentCredential, who: RegisteredSigner): Promise<CredentialError | undefined> => {
+    const nonce = randomUUID();
+    const presentation = await presentCredential(issued, who.signer, { audience: AUDIENCE, nonce });
+    return verifyAgentCredential(presentation, { audience: AUDIENCE, nonce, issuer: served.base, cache: new HttpCache() }).then(
+      () => undefined,
+      (error: unknown) => error as CredentialError,
+    );
+  };
+
   beforeAll(async () => {
     networks = await deployTestNetworks();
     await setMaxAgentsPerHuman(networks.testnet, 0n);
@@ -230,12 +240,7 @@ describe('the human-backed-agent credential', () => {
     await q.services.queries.syncNow();
     await q.services.credentialStatus.settled();
 
-    const nonce = randomUUID();
-    const presentation = await presentCredential(issued, doomed.signer, { audience: AUDIENCE, nonce });
-    const error = await verifyAgentCredential(presentation, { audience: AUDIENCE, nonce, issuer: served.base, cache: new HttpCache() }).catch(
-      (e: unknown) => e,
-    );
-    expect((error as CredentialError).reason).toBe('revoked');
+    expect((await refusal(issued, doomed))?.reason).toBe('revoked');
   });
 
   it('revokes a credential whose agent left while the service was stopped, once the restarted service has caught up', async () => {
@@ -256,12 +261,7 @@ describe('the human-backed-agent credential', () => {
       handler = restarted.app;
       try {
         await restarted.services.credentialStatus.settled();
-        const nonce = randomUUID();
-        const presentation = await presentCredential(issued, doomed.signer, { audience: AUDIENCE, nonce });
-        const error = await verifyAgentCredential(presentation, { audience: AUDIENCE, nonce, issuer: served.base, cache: new HttpCache() }).catch(
-          (e: unknown) => e,
-        );
-        expect((error as CredentialError).reason).toBe('revoked');
+        expect((await refusal(issued, doomed))?.reason).toBe('revoked');
       } finally {
         await restarted.stop();
       }
