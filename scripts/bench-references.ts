@@ -3,8 +3,8 @@
 // target and its reference put the same bytes on the wire. A POST's JSON body is read (and parsed, by express.json
 // on bare express) before the answer, as the service reads it.
 //
-// Run by the benchmark: `node --import tsx scripts/bench-references.ts <node|express> <answers JSON>`; tells its
-// parent its base URL, then answers `cpu` with its CPU time so far (µs), until killed.
+// Run by the benchmark: `node --import tsx scripts/bench-references.ts <node|express>`, sent the answers as its
+// first message; tells its parent its base URL, then answers `cpu` with its CPU time so far (µs), until killed.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -62,15 +62,17 @@ function expressReference(answers: CapturedAnswer[]) {
 }
 
 if (process.send) {
-  const [kind, json] = process.argv.slice(2) as [ReferenceKind, string];
-  const answers = JSON.parse(json) as CapturedAnswer[];
-  const server = kind === 'node' ? nodeReference(answers) : expressReference(answers);
-  server.listen(0, '127.0.0.1', () => {
-    process.send?.(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  });
-  process.on('message', (question) => {
-    if (question !== 'cpu') return;
-    const { user, system } = process.cpuUsage();
-    process.send?.(user + system);
+  const kind = process.argv[2] as ReferenceKind;
+  // the answers come as the first message (a command line is capped at 128 kB an argument)
+  process.once('message', (answers) => {
+    const server = kind === 'node' ? nodeReference(answers as CapturedAnswer[]) : expressReference(answers as CapturedAnswer[]);
+    server.listen(0, '127.0.0.1', () => {
+      process.send?.(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    });
+    process.on('message', (question) => {
+      if (question !== 'cpu') return;
+      const { user, system } = process.cpuUsage();
+      process.send?.(user + system);
+    });
   });
 }

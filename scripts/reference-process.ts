@@ -31,10 +31,11 @@ export function stopper(child: ChildProcess): () => Promise<void> {
 
 /** A reference server in a process of its own, serving `answers`. */
 export async function startReference(kind: ReferenceKind, answers: CapturedAnswer[]): Promise<Served> {
-  const child: ChildProcess = fork(join(ROOT, 'scripts/bench-references.ts'), [kind, JSON.stringify(answers)], {
+  const child: ChildProcess = fork(join(ROOT, 'scripts/bench-references.ts'), [kind], {
     execArgv: ['--import', 'tsx'],
     stdio: 'inherit',
   });
+  child.send(answers);
   let asked: Promise<unknown> = Promise.resolve();
   const ask = <T>(question: string): Promise<T> => {
     const answer = asked.then(
