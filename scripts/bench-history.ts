@@ -21,7 +21,7 @@ import { startLocalSystem } from './local-system.js';
 import { percentile } from './percentile.js';
 import { capture, startReference } from './reference-process.js';
 import { metricTotal, populate, tempDataDir } from './registry-history.js';
-import { startService, stopService } from './service-process.js';
+import { type Started, startService, stopService } from './service-process.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const PER_BLOCK = 200;
@@ -101,6 +101,8 @@ try {
   for (const n of SIZES) {
     const testnet = await startLocalSystem(11142220, { statesKept: HISTORY_STATES_KEPT });
     const dataDir = tempDataDir();
+    /** The services started for this N: one still running when a measurement fails is killed with the chain. */
+    const services: Started[] = [];
     try {
       const populatedAt = performance.now();
       const population = await populate(testnet, n, { perBlock: PER_BLOCK });
@@ -109,6 +111,7 @@ try {
       const historyBlocks = head - Number(testnet.deployment.registryDeployBlock);
 
       const first = await startService({ testnet, mainnet }, dataDir);
+      services.push(first);
       const rpcCalls = await metricTotal(first.base, 'rpc_requests_total');
       const healthyRss = residentMb(first.child.pid).now;
       const chainId = 11142220;
@@ -133,6 +136,7 @@ try {
       const rss = residentMb(first.child.pid);
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
+      services.push(restart);
       const restartRpc = await metricTotal(restart.base, 'rpc_requests_total');
       await stopService(restart);
 
@@ -159,6 +163,7 @@ try {
       });
       console.log(`${n} agents measured`);
     } finally {
+      for (const { child } of services) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await testnet.chain.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
