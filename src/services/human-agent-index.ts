@@ -25,75 +25,15 @@
 import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
+import { AgentValueTable, addressCodec, uint256Codec } from './agent-value-table.js';
 
-/**
- * One value per agent (its owner, guardian or nullifier), and the agents of each value. It holds every agent of the
- * registry, so it is compact: the registry counts agent ids up from 1 (far below 2^53), so each agent's value sits at
- * its id in an array, and a value held by one agent (nearly every one) maps to that id rather than to a collection.
- */
-class SideIndex<V extends Address | bigint> {
-  #byAgent: (V | undefined)[] = [];
-  readonly #byValue = new Map<V, number | number[]>();
-
-  get(agentId: bigint): V | undefined {
-    return this.#byAgent[Number(agentId)];
-  }
-
-  /** get() by a number id. */
-  at(agentId: number): V | undefined {
-    return this.#byAgent[agentId];
-  }
-
-  /** The agent's value now; undefined (or the zero address) removes it. */
-  set(agentId: bigint, value: V | undefined): void {
-    this.remove(agentId);
-    if (value === undefined || (value as Address | bigint) === zeroAddress) return;
-    const id = Number(agentId);
-    this.#byAgent[id] = value;
-    const held = this.#byValue.get(value);
-    if (held === undefined) this.#byValue.set(value, id);
-    else if (typeof held === 'number') this.#byValue.set(value, [held, id]);
-    else held.push(id);
-  }
-
-  remove(agentId: bigint): void {
-    const id = Number(agentId);
-    const value = this.#byAgent[id];
-    if (value === undefined) return;
-    this.#byAgent[id] = undefined;
-    const held = this.#byValue.get(value);
-    if (!Array.isArray(held)) {
-      this.#byValue.delete(value);
-      return;
-    }
-    const rest = held.filter((other) => other !== id);
-    this.#byValue.set(value, rest.length === 1 ? (rest[0] as number) : rest);
-  }
-
-  clear(): void {
-    this.#byAgent = [];
-    this.#byValue.clear();
-  }
-
-  /** The ids of the agents that have a value. */
-  *agentIds(): IterableIterator<number> {
-    for (let id = 0; id < this.#byAgent.length; id++) if (this.#byAgent[id] !== undefined) yield id;
-  }
-
-  /** The agents holding `value`, in no particular order. */
-  agentsOf(value: V): readonly number[] {
-    const held = this.#byValue.get(value);
-    return held === undefined ? [] : typeof held === 'number' ? [held] : held;
-  }
-}
-
-type AddressIndex = SideIndex<Address>;
-type Side = AddressIndex | SideIndex<bigint>;
+type AddressIndex = AgentValueTable<Address>;
+type Side = AddressIndex | AgentValueTable<bigint>;
 
 /** One change of the index, and what it replaced (undefined: nothing). */
 type Undo = { blockNumber: bigint; agentId: bigint } & (
   | { side: AddressIndex; previous: Address | undefined }
-  | { side: SideIndex<bigint>; previous: bigint | undefined }
+  | { side: AgentValueTable<bigint>; previous: bigint | undefined }
 );
 
 const lower = (address: Address): Address => address.toLowerCase() as Address;
@@ -123,9 +63,9 @@ export interface IndexChanges {
 }
 
 export class HumanAgentIndex {
-  readonly #owners: AddressIndex = new SideIndex();
-  readonly #guardians: AddressIndex = new SideIndex();
-  readonly #nullifiers = new SideIndex<bigint>();
+  readonly #owners: AddressIndex = new AgentValueTable(addressCodec);
+  readonly #guardians: AddressIndex = new AgentValueTable(addressCodec);
+  readonly #nullifiers = new AgentValueTable(uint256Codec);
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   #journal: Undo[] = [];
   /** Journal entries made since the last takeJournal(), and whether entries taken before were undone since. */
@@ -173,7 +113,7 @@ export class HumanAgentIndex {
     const previous = side.get(agentId);
     if (undoable !== undefined) this.#journaled({ blockNumber: undoable, side, agentId, previous });
     this.#dirty.add(bucketOf(agentId));
-    side.set(agentId, address);
+    side.set(agentId, address === zeroAddress ? undefined : address);
     if (previous !== undefined) this.onChange(previous);
     if (address !== zeroAddress) this.onChange(address);
   }
