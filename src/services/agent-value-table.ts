@@ -1,10 +1,10 @@
 // One value per agent (its owner, guardian or nullifier) and the agents of each value, for every agent of a registry,
 // kept in typed arrays rather than in JavaScript objects.
 //
-// Why not a Map and an array: with 100,000 agents those held about 22 MB of strings, bigints and hash-table backing
-// in V8's heap, and V8 sizes its old generation from what is live there (about twice as much), so the whole index
-// counted two or three times in the process's peak. Typed arrays' memory is outside that heap: the table costs about
-// 60 bytes an agent, once, and nothing for the collector to trace.
+// Why not a Map and an array: with 100,000 agents those held 15-22 MB of strings, bigints and hash-table backing in
+// V8's heap, which V8 traces at every full collection and sizes its old generation from. Typed arrays' memory is
+// outside that heap (about 60 bytes an agent here), and a value's bytes go to and from the stored index's buckets
+// as they are (copyTo, setBytes), with no string made per agent.
 //
 // - Agent ids are small dense integers (the registry counts them up from 1): `#byAgent[id]` holds the agent's value
 //   number plus one (0: none), and `#next[id]` the next agent of the same value plus one (0: the list's end), so a
@@ -16,44 +16,32 @@
 //   aim at one slot of the table would make every look-up walk a long run.
 import { randomBytes } from 'node:crypto';
 
-/** How a value is written as fixed-width hex (no 0x, any case) and read back. */
+/** How a value is written into a buffer as `width` bytes and read back. */
 export interface ValueCodec<V> {
-  /** Bytes a value takes. */
+  /** Bytes a value takes: a multiple of 4. */
   width: number;
-  toHex(value: V): string;
-  fromHex(hex: string): V;
+  /** Writes the value's bytes at the buffer's start; false when it has no such form (not hex, out of range). */
+  write(value: V, into: Buffer): boolean;
+  read(from: Buffer, offset: number): V;
 }
 
-/** Addresses, read back in lower case. */
+/** Addresses (any case), read back in lower case. */
 export const addressCodec: ValueCodec<`0x${string}`> = {
   width: 20,
-  toHex: (address) => address.slice(2),
-  fromHex: (hex) => `0x${hex}`,
+  // Buffer's hex decoding stops at the first character that is not hex
+  write: (address, into) => address.length === 42 && into.write(address.slice(2), 0, 20, 'hex') === 20,
+  read: (from, offset) => `0x${from.toString('hex', offset, offset + 20)}`,
 };
 
 /** Unsigned 256-bit numbers (nullifiers). */
 export const uint256Codec: ValueCodec<bigint> = {
   width: 32,
-  toHex: (value) => {
-    if (value < 0n || value >> 256n !== 0n) throw new RangeError(`${value} is not an unsigned 256-bit number`);
-    return value.toString(16).padStart(64, '0');
-  },
-  fromHex: (hex) => BigInt(`0x${hex}`),
+  write: (value, into) => value >= 0n && value >> 256n === 0n && into.write(value.toString(16).padStart(64, '0'), 0, 32, 'hex') === 32,
+  read: (from, offset) => BigInt(`0x${from.toString('hex', offset, offset + 32)}`),
 };
 
 /** Agent ids the table holds: below this (its lists store id + 1 in 32 bits). */
 const MAX_AGENT_ID = 0xffff_fffe;
-
-const nibble = (code: number): number => (code <= 57 ? code - 48 : (code | 32) - 87);
-
-/** murmur3's 32-bit finaliser: spreads every input bit over the slot index's low bits. */
-function mix(h: number): number {
-  let x = h ^ (h >>> 16);
-  x = Math.imul(x, 0x85eb_ca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2_ae35);
-  return (x ^ (x >>> 16)) >>> 0;
-}
 
 /** A Uint32Array at least `length` long, holding `array`'s elements (grown by doubling). */
 function grown(array: Uint32Array<ArrayBuffer>, length: number): Uint32Array<ArrayBuffer> {
@@ -67,12 +55,19 @@ function grown(array: Uint32Array<ArrayBuffer>, length: number): Uint32Array<Arr
 
 export class AgentValueTable<V> {
   readonly #codec: ValueCodec<V>;
+  /** The value's width in 32-bit words. */
+  readonly #words: number;
   readonly #seed = randomBytes(4).readUInt32LE(0);
+  /** Where a value being set or looked up is written first. */
+  readonly #scratch: Buffer;
+  readonly #scratchWords: Uint32Array;
   #byAgent = new Uint32Array(0);
   #next = new Uint32Array(0);
   /** One past the highest agent id ever set (agentIds() stops there). */
   #agentEnd = 0;
+  /** The values' bytes, value number n at n * width, and the same memory as 32-bit words. */
   #values: Buffer = Buffer.alloc(0);
+  #valueWords = new Uint32Array(0);
   /** Per value number: its hash, and the first agent of its list plus one. */
   #hashes = new Uint32Array(0);
   #heads = new Uint32Array(0);
@@ -82,6 +77,10 @@ export class AgentValueTable<V> {
 
   constructor(codec: ValueCodec<V>) {
     this.#codec = codec;
+    this.#words = codec.width / 4;
+    // its own memory (Buffer.alloc never takes from the shared pool), so the word view starts aligned
+    this.#scratch = Buffer.alloc(codec.width);
+    this.#scratchWords = new Uint32Array(this.#scratch.buffer, this.#scratch.byteOffset, this.#words);
   }
 
   /** The agent's value, or undefined. */
@@ -92,27 +91,35 @@ export class AgentValueTable<V> {
   /** get() by a number id. */
   at(agentId: number): V | undefined {
     const held = this.#byAgent[agentId];
-    return held ? this.#value(held - 1) : undefined;
+    return held ? this.#codec.read(this.#values, (held - 1) * this.#codec.width) : undefined;
+  }
+
+  /** Copies the agent's value's bytes to `target` at `offset`; false (nothing copied) when it has none. */
+  copyTo(agentId: number, target: Buffer, offset: number): boolean {
+    const held = this.#byAgent[agentId];
+    if (!held) return false;
+    const { width } = this.#codec;
+    this.#values.copy(target, offset, (held - 1) * width, held * width);
+    return true;
   }
 
   /** The agent's value now; undefined removes it. */
   set(agentId: bigint, value: V | undefined): void {
-    this.remove(agentId);
-    if (value === undefined) return;
-    const id = Number(agentId);
-    if (!Number.isSafeInteger(id) || id < 0 || id > MAX_AGENT_ID) throw new RangeError(`Agent id ${agentId} is outside the index's range`);
-    const number = this.#intern(this.#codec.toHex(value));
-    if (id >= this.#byAgent.length) {
-      this.#byAgent = grown(this.#byAgent, id + 1);
-      this.#next = grown(this.#next, id + 1);
+    if (value === undefined) {
+      this.remove(agentId);
+      return;
     }
-    this.#byAgent[id] = number + 1;
-    this.#next[id] = this.#heads[number] as number;
-    this.#heads[number] = id + 1;
-    if (id >= this.#agentEnd) this.#agentEnd = id + 1;
+    if (!this.#codec.write(value, this.#scratch)) throw new RangeError(`${value} is not a value of ${this.#codec.width} bytes`);
+    this.#hold(Number(agentId));
   }
 
-  remove(agentId: bigint): void {
+  /** set() with the value's bytes, at `offset` in `source`. */
+  setBytes(agentId: number, source: Buffer, offset: number): void {
+    source.copy(this.#scratch, 0, offset, offset + this.#codec.width);
+    this.#hold(agentId);
+  }
+
+  remove(agentId: bigint | number): void {
     const id = Number(agentId);
     const held = this.#byAgent[id];
     if (!held) return;
@@ -133,6 +140,7 @@ export class AgentValueTable<V> {
     this.#next = new Uint32Array(0);
     this.#agentEnd = 0;
     this.#values = Buffer.alloc(0);
+    this.#valueWords = new Uint32Array(0);
     this.#hashes = new Uint32Array(0);
     this.#heads = new Uint32Array(0);
     this.#valueCount = 0;
@@ -144,97 +152,99 @@ export class AgentValueTable<V> {
     for (let id = 0; id < this.#agentEnd; id++) if (this.#byAgent[id]) yield id;
   }
 
-  /** The agents holding `value`, in no particular order. */
+  /** The agents holding `value`, in no particular order (none for a value no agent can hold). */
   agentsOf(value: V): number[] {
     const agents: number[] = [];
-    let hex: string;
-    try {
-      hex = this.#codec.toHex(value);
-    } catch {
-      return agents; // a value no agent can hold (a number beyond 256 bits)
-    }
-    const number = this.#find(hex);
+    if (!this.#codec.write(value, this.#scratch)) return agents;
+    const number = this.#find(this.#hash());
     if (number === undefined) return agents;
     for (let link = this.#heads[number] as number; link; link = this.#next[link - 1] as number) agents.push(link - 1);
     return agents;
   }
 
-  #value(number: number): V {
-    const { width } = this.#codec;
-    return this.#codec.fromHex(this.#values.toString('hex', number * width, (number + 1) * width));
-  }
-
-  #hash(hex: string): number {
-    let h = this.#seed;
-    for (let i = 0; i < hex.length; i++) h = Math.imul(h ^ (hex.charCodeAt(i) | 32), 0x0100_0193);
-    return mix(h);
-  }
-
-  /** Whether value `number`'s bytes are `hex`'s. */
-  #equals(number: number, hex: string): boolean {
-    const { width } = this.#codec;
-    if (hex.length !== width * 2) return false;
-    const offset = number * width;
-    for (let i = 0; i < width; i++) {
-      if (this.#values[offset + i] !== ((nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1)))) return false;
+  /** Makes the scratch value the agent's. */
+  #hold(id: number): void {
+    if (!Number.isSafeInteger(id) || id < 0 || id > MAX_AGENT_ID) throw new RangeError(`Agent id ${id} is outside the index's range`);
+    const number = this.#intern();
+    if (this.#byAgent[id] === number + 1) return;
+    this.remove(id);
+    if (id >= this.#byAgent.length) {
+      this.#byAgent = grown(this.#byAgent, id + 1);
+      this.#next = grown(this.#next, id + 1);
     }
+    this.#byAgent[id] = number + 1;
+    this.#next[id] = this.#heads[number] as number;
+    this.#heads[number] = id + 1;
+    if (id >= this.#agentEnd) this.#agentEnd = id + 1;
+  }
+
+  /** murmur3 (32-bit) of the scratch value's words, under the table's seed. */
+  #hash(): number {
+    let h = this.#seed;
+    for (let i = 0; i < this.#words; i++) {
+      let k = Math.imul(this.#scratchWords[i] as number, 0xcc9e_2d51);
+      k = Math.imul((k << 15) | (k >>> 17), 0x1b87_3593);
+      h ^= k;
+      h = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe654_6b64) | 0;
+    }
+    h ^= this.#words * 4;
+    h = Math.imul(h ^ (h >>> 16), 0x85eb_ca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2_ae35);
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  /** Whether value `number` is the scratch value. */
+  #isScratch(number: number): boolean {
+    const first = number * this.#words;
+    for (let i = 0; i < this.#words; i++) if (this.#valueWords[first + i] !== this.#scratchWords[i]) return false;
     return true;
   }
 
-  /** The value's number, or undefined when no agent ever held it. */
-  #find(hex: string): number | undefined {
-    const hash = this.#hash(hex);
+  /** The scratch value's number, or undefined when no agent ever held it. */
+  #find(hash: number): number | undefined {
     const mask = this.#slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const entry = this.#slots[slot] as number;
       if (entry === 0) return undefined;
-      if (this.#hashes[entry - 1] === hash && this.#equals(entry - 1, hex)) return entry - 1;
+      if (this.#hashes[entry - 1] === hash && this.#isScratch(entry - 1)) return entry - 1;
     }
   }
 
-  /** The value's number, numbering it if it is new. */
-  #intern(hex: string): number {
+  /** The scratch value's number, numbering it if it is new. */
+  #intern(): number {
+    const hash = this.#hash();
+    const found = this.#find(hash);
+    if (found !== undefined) return found;
     const { width } = this.#codec;
-    if (hex.length !== width * 2) throw new RangeError(`${hex} is not ${width} bytes of hex`);
-    const hash = this.#hash(hex);
-    const mask = this.#slots.length - 1;
-    let slot = hash & mask;
-    for (let entry = this.#slots[slot] as number; entry !== 0; entry = this.#slots[slot] as number) {
-      if (this.#hashes[entry - 1] === hash && this.#equals(entry - 1, hex)) return entry - 1;
-      slot = (slot + 1) & mask;
-    }
     const number = this.#valueCount++;
     if (this.#values.length < this.#valueCount * width) {
       const values = Buffer.alloc(Math.max(this.#values.length * 2, 16 * width));
       this.#values.copy(values);
       this.#values = values;
+      this.#valueWords = new Uint32Array(values.buffer, values.byteOffset, values.length / 4);
     }
-    // Buffer's hex decoding stops at the first character that is not hex
-    if (this.#values.write(hex, number * width, width, 'hex') !== width) {
-      this.#valueCount--;
-      throw new RangeError(`${hex} is not ${width} bytes of hex`);
-    }
+    this.#scratch.copy(this.#values, number * width);
     this.#hashes = grown(this.#hashes, this.#valueCount);
     this.#heads = grown(this.#heads, this.#valueCount);
     this.#hashes[number] = hash;
     this.#heads[number] = 0;
-    if (this.#valueCount * 2 > this.#slots.length) {
-      this.#rehash(this.#slots.length * 2);
-      return number;
-    }
-    this.#slots[slot] = number + 1;
+    if (this.#valueCount * 2 > this.#slots.length) this.#rehash(this.#slots.length * 2);
+    else this.#place(this.#slots, number);
     return number;
+  }
+
+  /** Puts value `number` in the first free slot from its hash's. */
+  #place(slots: Uint32Array, number: number): void {
+    const mask = slots.length - 1;
+    let slot = (this.#hashes[number] as number) & mask;
+    while (slots[slot] !== 0) slot = (slot + 1) & mask;
+    slots[slot] = number + 1;
   }
 
   /** Places every value again in a table of `size` slots. */
   #rehash(size: number): void {
     const slots = new Uint32Array(size);
-    const mask = size - 1;
-    for (let number = 0; number < this.#valueCount; number++) {
-      let slot = (this.#hashes[number] as number) & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
-      slots[slot] = number + 1;
-    }
+    for (let number = 0; number < this.#valueCount; number++) this.#place(slots, number);
     this.#slots = slots;
   }
 }

@@ -44,8 +44,81 @@ const ascending = (ids: Iterable<number>): bigint[] => [...ids].sort((a, b) => a
 export const BUCKET_SIZE = 1024n;
 const bucketOf = (agentId: bigint): bigint => agentId / BUCKET_SIZE;
 
-/** One bucket's agents: id (decimal) to [owner, guardian, nullifier (decimal)], null where none. */
-export type IndexBucket = Record<string, [Address | null, Address | null, string | null]>;
+/**
+ * One bucket's agents, as stored: base64 of one record per agent that has a value, in ascending id order: the id
+ * (32 bits, little-endian), a byte saying which values follow (OWNER | GUARDIAN | NULLIFIER), then those values'
+ * bytes (20, 20 and 32). Bytes rather than JSON of strings: written and read without a string per agent, so a
+ * checkpoint of a backfill and a restart's load cost a copy per agent.
+ */
+export type IndexBucket = string;
+
+const OWNER = 1;
+const GUARDIAN = 2;
+const NULLIFIER = 4;
+const RECORD_HEAD = 5;
+const RECORD_MAX = RECORD_HEAD + 20 + 20 + 32;
+
+/** One agent of a bucket, readable: id, owner, guardian and nullifier (null where none). */
+export type BucketEntry = [agentId: number, owner: Address | null, guardian: Address | null, nullifier: bigint | null];
+
+class MalformedBucket extends Error {
+  constructor() {
+    super('A stored bucket of the agent index is malformed');
+  }
+}
+
+/** The records of a stored bucket: each agent's id and where its values start in `bytes` (-1: none). */
+function* bucketRecords(bucket: IndexBucket): Generator<[bytes: Buffer, agentId: number, owner: number, guardian: number, nullifier: number]> {
+  if (typeof bucket !== 'string') throw new MalformedBucket();
+  const bytes = Buffer.from(bucket, 'base64');
+  let at = 0;
+  while (at < bytes.length) {
+    if (at + RECORD_HEAD > bytes.length) throw new MalformedBucket();
+    const agentId = bytes.readUInt32LE(at);
+    const flags = bytes[at + 4] as number;
+    at += RECORD_HEAD;
+    if (flags === 0 || flags > (OWNER | GUARDIAN | NULLIFIER)) throw new MalformedBucket();
+    const owner = flags & OWNER ? at : -1;
+    if (flags & OWNER) at += addressCodec.width;
+    const guardian = flags & GUARDIAN ? at : -1;
+    if (flags & GUARDIAN) at += addressCodec.width;
+    const nullifier = flags & NULLIFIER ? at : -1;
+    if (flags & NULLIFIER) at += uint256Codec.width;
+    if (at > bytes.length) throw new MalformedBucket();
+    yield [bytes, agentId, owner, guardian, nullifier];
+  }
+}
+
+/** A stored bucket's agents, readable (diagnostics and tests). */
+export function bucketEntries(bucket: IndexBucket): BucketEntry[] {
+  return [...bucketRecords(bucket)].map(([bytes, agentId, owner, guardian, nullifier]) => [
+    agentId,
+    owner < 0 ? null : addressCodec.read(bytes, owner),
+    guardian < 0 ? null : addressCodec.read(bytes, guardian),
+    nullifier < 0 ? null : uint256Codec.read(bytes, nullifier),
+  ]);
+}
+
+/** A bucket as stored, from its agents in ascending id order (the inverse of bucketEntries). */
+export function encodeBucket(entries: readonly BucketEntry[]): IndexBucket {
+  const bytes = Buffer.alloc(entries.length * RECORD_MAX);
+  const value = Buffer.alloc(uint256Codec.width);
+  let at = 0;
+  for (const [agentId, owner, guardian, nullifier] of entries) {
+    bytes.writeUInt32LE(agentId, at);
+    bytes[at + 4] = (owner ? OWNER : 0) | (guardian ? GUARDIAN : 0) | (nullifier !== null ? NULLIFIER : 0);
+    at += RECORD_HEAD;
+    for (const address of [owner, guardian]) {
+      if (!address) continue;
+      if (!addressCodec.write(address, value)) throw new RangeError(`${address} is not an address`);
+      at += value.copy(bytes, at, 0, addressCodec.width);
+    }
+    if (nullifier === null) continue;
+    if (!uint256Codec.write(nullifier, value)) throw new RangeError(`${nullifier} is not a 256-bit nullifier`);
+    at += value.copy(bytes, at);
+  }
+  return bytes.toString('base64', 0, at);
+}
 
 /** A journal entry as stored: block, side (o: owner, g: guardian, n: nullifier), agent id, the value replaced or null. */
 export type StoredUndo = [string, 'o' | 'g' | 'n', string, string | null];
@@ -56,10 +129,10 @@ export interface JournalChanges {
   entries: StoredUndo[];
 }
 
-/** What changed since the last takeChanges(): the whole index was cleared, and the buckets to write (empty: delete). */
+/** What changed since the last takeChanges(): the whole index was cleared, and the buckets to write (undefined: none of its agents is left, delete). */
 export interface IndexChanges {
   cleared: boolean;
-  buckets: Map<bigint, IndexBucket>;
+  buckets: Map<bigint, IndexBucket | undefined>;
 }
 
 export class HumanAgentIndex {
@@ -74,6 +147,8 @@ export class HumanAgentIndex {
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
   #dirty = new Set<bigint>();
   #cleared = false;
+  /** Where #bucket() writes a bucket's records. */
+  readonly #bucketBytes = Buffer.alloc(Number(BUCKET_SIZE) * RECORD_MAX);
 
   constructor(private readonly onChange: (address: Address) => void = () => {}) {}
 
@@ -183,18 +258,34 @@ export class HumanAgentIndex {
       for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
   }
 
-  #bucket(bucket: bigint): IndexBucket {
-    const entries: IndexBucket = {};
+  /** The bucket as stored; undefined when none of its agents has a value. */
+  #bucket(bucket: bigint): IndexBucket | undefined {
     const first = Number(bucket * BUCKET_SIZE);
+    const bytes = this.#bucketBytes;
+    let at = 0;
     for (let agentId = first; agentId < first + Number(BUCKET_SIZE); agentId++) {
-      const owner = this.#owners.at(agentId);
-      const guardian = this.#guardians.at(agentId);
-      const nullifier = this.#nullifiers.at(agentId);
-      if (owner !== undefined || guardian !== undefined || nullifier !== undefined) {
-        entries[agentId] = [owner ?? null, guardian ?? null, nullifier?.toString() ?? null];
+      const head = at;
+      at += RECORD_HEAD;
+      let flags = 0;
+      if (this.#owners.copyTo(agentId, bytes, at)) {
+        flags |= OWNER;
+        at += addressCodec.width;
+      }
+      if (this.#guardians.copyTo(agentId, bytes, at)) {
+        flags |= GUARDIAN;
+        at += addressCodec.width;
+      }
+      if (this.#nullifiers.copyTo(agentId, bytes, at)) {
+        flags |= NULLIFIER;
+        at += uint256Codec.width;
+      }
+      if (flags === 0) at = head;
+      else {
+        bytes.writeUInt32LE(agentId, head);
+        bytes[head + 4] = flags;
       }
     }
-    return entries;
+    return at === 0 ? undefined : bytes.toString('base64', 0, at);
   }
 
   /** The journal of recent changes, to store with the buckets (a resumed index can then undo a reorganisation). */
@@ -211,18 +302,22 @@ export class HumanAgentIndex {
     ]);
   }
 
-  /** Replaces the index with stored buckets and journal; nothing counts as changed. */
+  /** Replaces the index with stored buckets and journal; nothing counts as changed. Throws (holding nothing) when a bucket is malformed. */
   load(buckets: Iterable<IndexBucket>, journal: readonly StoredUndo[]): void {
     this.#owners.clear();
     this.#guardians.clear();
     this.#nullifiers.clear();
-    for (const bucket of buckets) {
-      for (const [id, [owner, guardian, nullifier]] of Object.entries(bucket)) {
-        const agentId = BigInt(id);
-        if (owner) this.#owners.set(agentId, lower(owner));
-        if (guardian) this.#guardians.set(agentId, lower(guardian));
-        if (nullifier) this.#nullifiers.set(agentId, BigInt(nullifier));
+    try {
+      for (const bucket of buckets) {
+        for (const [bytes, agentId, owner, guardian, nullifier] of bucketRecords(bucket)) {
+          if (owner >= 0) this.#owners.setBytes(agentId, bytes, owner);
+          if (guardian >= 0) this.#guardians.setBytes(agentId, bytes, guardian);
+          if (nullifier >= 0) this.#nullifiers.setBytes(agentId, bytes, nullifier);
+        }
       }
+    } catch (error) {
+      for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[]) side.clear();
+      throw error;
     }
     this.#journal = journal.map(([blockNumber, side, id, previous]): Undo => {
       const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };

@@ -38,9 +38,10 @@ export interface StoredAgentIndexOptions {
 /**
  * The layout of the buckets and journal: a record of another layout (an older release's) counts as nothing stored,
  * so the index is rebuilt from the deploy block and replaces it. 2: buckets hold each agent's nullifier too; 3: their
- * addresses are in lower case; 4: the journal is kept apart from the checkpoint record; 5: in segments.
+ * addresses are in lower case; 4: the journal is kept apart from the checkpoint record; 5: in segments; 6: buckets
+ * in bytes.
  */
-export const STORED_INDEX_FORMAT = 5;
+export const STORED_INDEX_FORMAT = 6;
 
 /** The checkpoint record. */
 export interface StoredCheckpoint {
@@ -155,7 +156,13 @@ export class StoredAgentIndex {
       Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`)))),
     ]);
     if (segments.some((segment) => !Array.isArray(segment)) || buckets.some((bucket) => bucket === undefined)) return false;
-    index.load(buckets as IndexBucket[], (segments as StoredUndo[][]).flat());
+    try {
+      index.load(buckets as IndexBucket[], (segments as StoredUndo[][]).flat());
+    } catch (error) {
+      // a bucket that does not decode: the index is rebuilt from the deploy block and replaces what is stored
+      this.#options.onError?.(error);
+      return false;
+    }
     follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
     this.#lastStored = stored.checkpoints.at(-1)?.join(':');
     return true;
@@ -260,9 +267,8 @@ export class StoredAgentIndex {
         writes.set(this.#key('journal'), undefined);
       }
       for (const [bucket, entries] of changes.buckets) {
-        const empty = Object.keys(entries).length === 0;
-        writes.set(this.#key(`bucket:${bucket}`), empty ? undefined : entries);
-        if (empty) buckets.delete(bucket.toString());
+        writes.set(this.#key(`bucket:${bucket}`), entries);
+        if (entries === undefined) buckets.delete(bucket.toString());
         else buckets.add(bucket.toString());
       }
       const stored = current?.format === STORED_INDEX_FORMAT ? current : undefined;

@@ -12,6 +12,7 @@ import { ChainGateway } from '../../src/chain/gateway.js';
 import { REORG_WINDOW } from '../../src/chain/registry-events.js';
 import { type DevChain, startDevChain } from '../../src/devnet/devchain.js';
 import type { Metrics } from '../../src/metrics.js';
+import { bucketEntries, encodeBucket, type IndexBucket } from '../../src/services/human-agent-index.js';
 import type { StoredCheckpoint } from '../../src/services/stored-agent-index.js';
 import type { KeyValueStore } from '../../src/store/key-value-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
@@ -179,8 +180,8 @@ describe('on sqlite', () => {
     const ghost = '0x000000000000000000000000000000000000dEaD' as Address;
     const [bucket] = stored.buckets;
     const bucketKey = checkpointKey().replace(/checkpoint$/, `bucket:${bucket}`);
-    const entries = (await store.get<Record<string, [Address | null, Address | null]>>(bucketKey))!;
-    await store.set(bucketKey, { ...entries, '1000': [ghost, null] });
+    const entries = bucketEntries((await store.get<IndexBucket>(bucketKey))!);
+    await store.set(bucketKey, encodeBucket([...entries, [1000, ghost, null, null]]));
     await store.set(checkpointKey(), { ...stored, checkpoints: stored.checkpoints.map(([number]) => [number, forged]) });
 
     const app = await instance(store);
@@ -190,9 +191,25 @@ describe('on sqlite', () => {
     expect(await agentsOf(app, agents[2]!.human)).toEqual([Number(agents[2]!.agentId), Number(agents[3]!.agentId)]);
     await synced(app);
     // what is stored again is the rebuilt index: the forged entry is gone
-    const rewritten = await store.get<Record<string, unknown>>(bucketKey);
-    expect(rewritten?.['1000']).toBeUndefined();
+    const rewritten = bucketEntries((await store.get<IndexBucket>(bucketKey))!);
+    expect(rewritten.map(([agentId]) => agentId)).toEqual(entries.map(([agentId]) => agentId));
     expect((await store.get<StoredCheckpoint>(checkpointKey()))?.checkpoints.at(-1)?.[1]).not.toBe(forged);
+    await app.stop();
+  });
+
+  it('a stored bucket that does not decode is not trusted: the index is rebuilt from the deploy block and stored again', async () => {
+    const store = stores.at(-1)!;
+    const stored = (await store.get<StoredCheckpoint>(checkpointKey()))!;
+    const bucketKey = checkpointKey().replace(/checkpoint$/, `bucket:${stored.buckets[0]}`);
+    const entries = bucketEntries((await store.get<IndexBucket>(bucketKey))!);
+    await store.set(bucketKey, 'AAAA'); // three bytes: less than one record's head
+
+    const app = await instance(store);
+    expect(await app.services.queries.resumedFromStore('testnet')).toBe(false);
+    expect(await agentsOf(app, agents[2]!.human)).toEqual([Number(agents[2]!.agentId), Number(agents[3]!.agentId)]);
+    expect(await getLogsCalls(app.metrics)).toBeGreaterThan(4); // every window from the deploy block
+    await synced(app);
+    expect(bucketEntries((await store.get<IndexBucket>(bucketKey))!)).toEqual(entries);
     await app.stop();
   });
 });

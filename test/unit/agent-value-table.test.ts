@@ -68,8 +68,8 @@ describe('AgentValueTable', () => {
     table.set(3n, undefined);
     expect(table.agentsOf(a)).toEqual([1]);
     expect(table.get(3n)).toBeUndefined();
-    expect(() => table.set(4n, `0x${'zz'.repeat(20)}`)).toThrow(/not 20 bytes of hex/);
-    expect(() => table.set(4n, '0x12')).toThrow(/not 20 bytes of hex/);
+    expect(() => table.set(4n, `0x${'zz'.repeat(20)}`)).toThrow(/not a value of 20 bytes/);
+    expect(() => table.set(4n, '0x12')).toThrow(/not a value of 20 bytes/);
     expect(table.get(4n)).toBeUndefined();
     table.set(4n, b);
     expect(sorted(table.agentsOf(b))).toEqual([2, 4]);
@@ -90,6 +90,14 @@ describe('AgentValueTable', () => {
     expect(table.agentsOf(2n ** 256n)).toEqual([]);
     expect(table.agentsOf(-1n)).toEqual([]);
     expect(() => table.set(9n, 2n ** 256n)).toThrow(RangeError);
+    // bytes in and out as they are
+    const bytes = Buffer.alloc(40);
+    expect(table.copyTo(7, bytes, 8)).toBe(true);
+    expect(table.copyTo(9, bytes, 0)).toBe(false);
+    expect(bytes.subarray(8).equals(Buffer.alloc(32, 0xff))).toBe(true);
+    table.setBytes(10, bytes, 8);
+    expect(table.get(10n)).toBe(big);
+    expect(sorted(table.agentsOf(big))).toEqual([7, 10]);
     expect(() => table.set(2n ** 40n, 1n)).toThrow(/outside the index's range/);
   });
 });

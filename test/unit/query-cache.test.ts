@@ -9,7 +9,7 @@ import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache } from '../../src/services/agent-cache.js';
-import { HumanAgentIndex } from '../../src/services/human-agent-index.js';
+import { bucketEntries, encodeBucket, HumanAgentIndex } from '../../src/services/human-agent-index.js';
 
 type EventName = Parameters<typeof encodeEventTopics<typeof agentRegistryAbi>>[0]['eventName'];
 
@@ -283,7 +283,11 @@ describe('HumanAgentIndex', () => {
     index.apply([...register(10n, 1n, 7n), ...register(10n, 2n, 7n), ...register(10n, 3n, 8n)], 10n);
     expect(index.agentsOfNullifier(7n)).toEqual([1n, 2n]);
     expect(index.agentsOfNullifier(8n)).toEqual([3n]);
-    expect(index.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null, '7'], '2': [A, null, '7'], '3': [A, null, '8'] });
+    expect(bucketEntries(index.takeChanges().buckets.get(0n)!)).toEqual([
+      [1, A, null, 7n],
+      [2, A, null, 7n],
+      [3, A, null, 8n],
+    ]);
 
     index.apply(revoke(11n, 1n, 7n), 11n);
     expect(index.agentsOfNullifier(7n)).toEqual([2n]);
@@ -304,7 +308,7 @@ describe('HumanAgentIndex', () => {
     const first = index.takeChanges();
     expect(first.cleared).toBe(false);
     expect([...first.buckets.keys()]).toEqual([0n, 1n]); // ids 1 and 2000, 1,024 to a bucket
-    expect(first.buckets.get(1n)).toEqual({ '2000': [B, null, null] });
+    expect(bucketEntries(first.buckets.get(1n)!)).toEqual([[2000, B, null, null]]);
     expect(index.takeChanges().buckets.size).toBe(0);
 
     index.apply([at(12n, log('GuardianSet', { agentId: 1n, guardian: B }))], 12n);
@@ -315,13 +319,40 @@ describe('HumanAgentIndex', () => {
     expect(copy.agentsOf(B)).toEqual([1n, 2000n]);
     copy.rewindTo(11n); // the stored journal undoes the guardian
     expect(copy.agentsOf(B)).toEqual([2000n]);
-    expect(copy.takeChanges().buckets.get(0n)).toEqual({ '1': [A, null, null] });
+    expect(bucketEntries(copy.takeChanges().buckets.get(0n)!)).toEqual([[1, A, null, null]]);
 
     // a clear says so, and a burn leaves its bucket empty (deleted from the store)
     index.apply([at(13n, log('Transfer', { from: B, to: ZERO, tokenId: 2000n }))], 13n);
-    expect(index.takeChanges().buckets.get(1n)).toEqual({});
+    const burned = index.takeChanges().buckets;
+    expect(burned.has(1n)).toBe(true);
+    expect(burned.get(1n)).toBeUndefined();
     index.clear();
     expect(index.takeChanges()).toEqual({ cleared: true, buckets: new Map() });
+  });
+
+  it('stores a bucket as bytes that read back as they were, and refuses bytes that are not records', () => {
+    const C: Address = '0xabcdefabcdefabcdefabcdefabcdefabcdefabcd';
+    const entries: Parameters<typeof encodeBucket>[0] = [
+      [1, A, null, 0n],
+      [2, B, C, 2n ** 256n - 1n],
+      [1023, null, C, null],
+    ];
+    const bucket = encodeBucket(entries);
+    expect(bucketEntries(bucket)).toEqual(entries);
+    const copy = new HumanAgentIndex();
+    copy.load([bucket], []);
+    expect(copy.agentsOf(C)).toEqual([2n, 1023n]);
+    expect(copy.agentsOfNullifier(0n)).toEqual([1n]);
+    expect(copy.takeChanges().buckets.size).toBe(0); // loading changes nothing
+    copy.markAllChanged();
+    expect(copy.takeChanges().buckets.get(0n)).toBe(bucket);
+
+    const bytes = Buffer.from(bucket, 'base64');
+    for (const malformed of [bytes.subarray(0, 3), bytes.subarray(0, bytes.length - 1), Buffer.from([1, 0, 0, 0, 0]), Buffer.from([1, 0, 0, 0, 8])]) {
+      expect(() => bucketEntries(malformed.toString('base64'))).toThrow(/malformed/);
+      expect(() => copy.load([bucket, malformed.toString('base64')], [])).toThrow(/malformed/);
+      expect(copy.agentsOf(C)).toEqual([]); // a failed load holds nothing
+    }
   });
 
   it('hands out the journal entries made since the last take, and the whole journal once a rewind undid some', () => {
