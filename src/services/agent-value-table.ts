@@ -11,7 +11,8 @@
 //   value's agents are a list threaded through the agents.
 // - Values are fixed-width byte strings (20 bytes an address, 32 a nullifier) in one buffer, numbered in the order
 //   they were first seen, found by an open-addressing hash table of their numbers. A value no agent holds any more
-//   keeps its number (it is usually held again, and a registry's values are bounded by its agents) until clear().
+//   keeps its number until clear() (an address is usually given an agent again): the values grow with the distinct
+//   addresses and nullifiers the registry's logs ever named, not only with the agents held now.
 // - The hash is seeded at random per table: an address is chosen by whoever registers it, and a caller that could
 //   aim at one slot of the table would make every look-up walk a long run.
 import { randomBytes } from 'node:crypto';

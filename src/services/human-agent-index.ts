@@ -61,30 +61,34 @@ const RECORD_MAX = RECORD_HEAD + 20 + 20 + 32;
 /** One agent of a bucket, readable: id, owner, guardian and nullifier (null where none). */
 export type BucketEntry = [agentId: number, owner: Address | null, guardian: Address | null, nullifier: bigint | null];
 
-class MalformedBucket extends Error {
-  constructor() {
-    super('A stored bucket of the agent index is malformed');
+/** What is stored of the index does not decode (a store written by something else, or damaged). */
+class MalformedStoredIndex extends Error {
+  constructor(part: 'bucket' | 'journal entry') {
+    super(`A stored ${part} of the agent index is malformed`);
   }
 }
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const DECIMAL = /^\d{1,78}$/;
+
 /** The records of a stored bucket: each agent's id and where its values start in `bytes` (-1: none). */
 function* bucketRecords(bucket: IndexBucket): Generator<[bytes: Buffer, agentId: number, owner: number, guardian: number, nullifier: number]> {
-  if (typeof bucket !== 'string') throw new MalformedBucket();
+  if (typeof bucket !== 'string') throw new MalformedStoredIndex('bucket');
   const bytes = Buffer.from(bucket, 'base64');
   let at = 0;
   while (at < bytes.length) {
-    if (at + RECORD_HEAD > bytes.length) throw new MalformedBucket();
+    if (at + RECORD_HEAD > bytes.length) throw new MalformedStoredIndex('bucket');
     const agentId = bytes.readUInt32LE(at);
     const flags = bytes[at + 4] as number;
     at += RECORD_HEAD;
-    if (flags === 0 || flags > (OWNER | GUARDIAN | NULLIFIER)) throw new MalformedBucket();
+    if (flags === 0 || flags > (OWNER | GUARDIAN | NULLIFIER)) throw new MalformedStoredIndex('bucket');
     const owner = flags & OWNER ? at : -1;
     if (flags & OWNER) at += addressCodec.width;
     const guardian = flags & GUARDIAN ? at : -1;
     if (flags & GUARDIAN) at += addressCodec.width;
     const nullifier = flags & NULLIFIER ? at : -1;
     if (flags & NULLIFIER) at += uint256Codec.width;
-    if (at > bytes.length) throw new MalformedBucket();
+    if (at > bytes.length) throw new MalformedStoredIndex('bucket');
     yield [bytes, agentId, owner, guardian, nullifier];
   }
 }
@@ -302,12 +306,16 @@ export class HumanAgentIndex {
     ]);
   }
 
-  /** Replaces the index with stored buckets and journal; nothing counts as changed. Throws (holding nothing) when a bucket is malformed. */
+  /**
+   * Replaces the index with stored buckets and journal; nothing counts as changed. Throws, holding nothing, when a
+   * bucket or a journal entry is malformed.
+   */
   load(buckets: Iterable<IndexBucket>, journal: readonly StoredUndo[]): void {
     this.#owners.clear();
     this.#guardians.clear();
     this.#nullifiers.clear();
     try {
+      this.#journal = journal.map((entry) => this.#undoOf(entry));
       for (const bucket of buckets) {
         for (const [bytes, agentId, owner, guardian, nullifier] of bucketRecords(bucket)) {
           if (owner >= 0) this.#owners.setBytes(agentId, bytes, owner);
@@ -317,17 +325,30 @@ export class HumanAgentIndex {
       }
     } catch (error) {
       for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[]) side.clear();
+      this.#journal = [];
       throw error;
     }
-    this.#journal = journal.map(([blockNumber, side, id, previous]): Undo => {
-      const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };
-      if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
-      return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: previous === null ? undefined : lower(previous as Address) };
-    });
     this.#journalFresh = [];
     this.#journalRewritten = false;
     this.#dirty.clear();
     this.#cleared = false;
+  }
+
+  /** A stored journal entry, checked: a rewind must not fail halfway on a value it cannot put back. */
+  #undoOf(entry: StoredUndo): Undo {
+    const [blockNumber, side, id, previous] = Array.isArray(entry) ? entry : [];
+    const valid =
+      typeof blockNumber === 'string' &&
+      DECIMAL.test(blockNumber) &&
+      typeof id === 'string' &&
+      DECIMAL.test(id) &&
+      (previous === null ||
+        (side === 'n' && typeof previous === 'string' && DECIMAL.test(previous) && BigInt(previous) < 2n ** 256n) ||
+        ((side === 'o' || side === 'g') && typeof previous === 'string' && ADDRESS.test(previous)));
+    if (!valid || (side !== 'o' && side !== 'g' && side !== 'n')) throw new MalformedStoredIndex('journal entry');
+    const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };
+    if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
+    return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: previous === null ? undefined : lower(previous as Address) };
   }
 
   /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */

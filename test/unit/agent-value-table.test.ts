@@ -6,7 +6,7 @@ import type { Address } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { AgentValueTable, addressCodec, uint256Codec } from '../../src/services/agent-value-table.js';
 
-/** A deterministic generator (xorshift32), so a failure replays. */
+/** A deterministic generator (xorshift32): a failure replays the same changes (the values are random). */
 function random(seed: number): (below: number) => number {
   let state = seed >>> 0 || 1;
   return (below) => {

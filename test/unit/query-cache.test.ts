@@ -353,6 +353,22 @@ describe('HumanAgentIndex', () => {
       expect(() => copy.load([bucket, malformed.toString('base64')], [])).toThrow(/malformed/);
       expect(copy.agentsOf(C)).toEqual([]); // a failed load holds nothing
     }
+    // and a journal entry that could not be undone
+    const malformedJournal: unknown[] = [
+      ['10', 'o', '1', '0xzz'],
+      ['10', 'x', '1', null],
+      ['ten', 'n', '1', null],
+      ['10', 'n', '1', (2n ** 256n).toString()],
+      null,
+    ];
+    for (const entry of malformedJournal) {
+      expect(() => copy.load([bucket], [entry as never])).toThrow(/journal entry of the agent index is malformed/);
+      expect(copy.agentsOf(C)).toEqual([]);
+    }
+    copy.load([bucket], [['10', 'g', '2', A]]);
+    copy.rewindTo(9n); // agent 2's guardian was A before block 10: the stored journal entry, undone
+    expect(copy.agentsOf(C)).toEqual([1023n]);
+    expect(copy.agentsOf(A)).toEqual([1n, 2n]);
   });
 
   it('hands out the journal entries made since the last take, and the whole journal once a rewind undid some', () => {
