@@ -3,6 +3,7 @@
 // plain bigint field arithmetic (onchain-facts 8, reference-service-facts 4.5).
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Address, bytesToHex, getAddress, type Hex, hexToBytes, isHex, keccak256, slice } from 'viem';
+import { libsodium, libsodiumVerifies } from './ed25519-libsodium.js';
 
 /** A 32-byte compressed Edwards25519 public key: bytes, 0x-hex, or 64 bare hex chars (as in userData). */
 export type Ed25519PublicKey = Uint8Array | string;
@@ -145,12 +146,23 @@ export function ed25519ExtKpub(pubkey: Ed25519PublicKey): ExtKpub {
 
 /**
  * Strict RFC 8032 verification, as the registry's own verifier: S must be below the group order and R and the key
- * canonical encodings (zip215: false), small-order keys are refused, so no second text of a signature verifies.
+ * canonical encodings, small-order keys are refused, so no second text of a signature verifies. libsodium checks it
+ * where its binding loads (25 times faster, and it accepts nothing the strict check refuses), noble otherwise.
  * Malformed input is false.
  */
 export function ed25519Verifies(signature: Uint8Array, message: Uint8Array, key: Ed25519PublicKey): boolean {
   try {
-    return ed25519.verify(signature, message, ed25519PublicKeyBytes(key), { zip215: false });
+    const publicKey = ed25519PublicKeyBytes(key);
+    return libsodium ? libsodiumVerifies(libsodium, signature, message, publicKey) : nobleVerifies(signature, message, publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** The strict check in JavaScript (noble, zip215: false): where libsodium cannot load, and the reference in tests. */
+export function nobleVerifies(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
+  try {
+    return ed25519.verify(signature, message, publicKey, { zip215: false });
   } catch {
     return false;
   }

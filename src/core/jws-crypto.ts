@@ -2,9 +2,10 @@
 // (Ed25519), ES256 (P-256) and ES256K (secp256k1, RFC 8812; jose does not support it). ECDSA signatures are the raw
 // r ‖ s JWS uses (IEEE P1363), not DER. One KeyObject per key, made once: an import costs more than a verification.
 // ES256K is verified with libsecp256k1 (the `secp256k1` package's binding), several times faster than OpenSSL's
-// generic curve code for that curve.
+// generic curve code for that curve, and EdDSA with libsodium where its binding loads (ed25519-libsodium.ts).
 import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import secp256k1 from 'secp256k1';
+import { libsodium, libsodiumVerifies } from './ed25519-libsodium.js';
 
 export type JwsAlg = 'EdDSA' | 'ES256' | 'ES256K';
 
@@ -60,6 +61,15 @@ export function jwsVerifierOf(jwk: PublicJwk): { alg: JwsAlg; verify: JwsVerifie
     const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x, 'base64url'), Buffer.from(jwk.y ?? '', 'base64url')]);
     if (point.length !== 65 || !secp256k1.publicKeyVerify(point)) return undefined;
     return { alg, verify: (signingInput, signature) => es256kVerifies(point, signingInput, signature) };
+  }
+  if (alg === 'EdDSA' && libsodium) {
+    const point = Buffer.from(jwk.x, 'base64url');
+    if (point.length !== 32) return undefined;
+    const sodium = libsodium;
+    return {
+      alg,
+      verify: (signingInput, signature) => libsodiumVerifies(sodium, Buffer.from(signature, 'base64url'), Buffer.from(signingInput), point),
+    };
   }
   let key: KeyObject;
   try {
