@@ -9,7 +9,7 @@
 // prebuild), `libsodium` is undefined and callers keep their own check.
 import { createRequire } from 'node:module';
 
-type Sodium = typeof import('sodium-native');
+export type Sodium = typeof import('sodium-native');
 
 /** The binding, or undefined where it cannot load. */
 export const libsodium: Sodium | undefined = (() => {

@@ -5,7 +5,8 @@
 // generic curve code for that curve, and EdDSA with libsodium where its binding loads (ed25519-libsodium.ts).
 import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import secp256k1 from 'secp256k1';
-import { libsodium, libsodiumVerifies } from './ed25519-libsodium.js';
+import { isEd25519PublicKey } from './ed25519-key.js';
+import { libsodium, libsodiumVerifies, type Sodium } from './ed25519-libsodium.js';
 
 export type JwsAlg = 'EdDSA' | 'ES256' | 'ES256K';
 
@@ -52,9 +53,10 @@ export type JwsVerifier = (signingInput: string, signature: string) => boolean;
 
 /**
  * A verifier for `jwk`'s signatures, its key imported once (undefined for a key of another kind or a malformed one):
- * build it once per key and call it for every signature.
+ * build it once per key and call it for every signature. EdDSA is checked by `sodium` (the loaded libsodium binding
+ * by default), or by OpenSSL when it is null.
  */
-export function jwsVerifierOf(jwk: PublicJwk): { alg: JwsAlg; verify: JwsVerifier } | undefined {
+export function jwsVerifierOf(jwk: PublicJwk, sodium: Sodium | null = libsodium ?? null): { alg: JwsAlg; verify: JwsVerifier } | undefined {
   const alg = jwsAlgOfJwk(jwk);
   if (alg === undefined) return undefined;
   if (alg === 'ES256K') {
@@ -62,15 +64,17 @@ export function jwsVerifierOf(jwk: PublicJwk): { alg: JwsAlg; verify: JwsVerifie
     if (point.length !== 65 || !secp256k1.publicKeyVerify(point)) return undefined;
     return { alg, verify: (signingInput, signature) => es256kVerifies(point, signingInput, signature) };
   }
-  if (alg === 'EdDSA' && libsodium) {
+  if (alg === 'EdDSA' && sodium) {
     const point = Buffer.from(jwk.x, 'base64url');
     if (point.length !== 32) return undefined;
-    const sodium = libsodium;
     return {
       alg,
       verify: (signingInput, signature) => libsodiumVerifies(sodium, Buffer.from(signature, 'base64url'), Buffer.from(signingInput), point),
     };
   }
+  // OpenSSL takes any point: a small-order key "signs" every message (R the identity, S = 0 passes for the identity
+  // key), so without libsodium, which refuses such keys itself, the key is checked here (once per key)
+  if (alg === 'EdDSA' && !isEd25519PublicKey(Buffer.from(jwk.x, 'base64url'))) return undefined;
   let key: KeyObject;
   try {
     key = publicKeyOfJwk(jwk);

@@ -96,6 +96,16 @@ describe('Ed25519 checks by libsodium', () => {
     expect(verifier?.verify(input, 'not base64url!')).toBe(false);
     expect(jwsVerifierOf({ ...jwk, x: jwk.x.slice(0, 20) })).toBeUndefined();
 
+    // OpenSSL, where libsodium cannot load: the same answers, and the small-order key refused before it is used
+    const openssl = jwsVerifierOf(jwk, null);
+    expect(openssl?.verify(input, signature)).toBe(true);
+    expect(openssl?.verify(`${input}x`, signature)).toBe(false);
+    const identity = { kty: 'OKP', crv: 'Ed25519', x: toLittleEndian(1n).toString('base64url') };
+    const forgery = Buffer.concat([toLittleEndian(1n), Buffer.alloc(32)]).toString('base64url');
+    expect(opensslVerifies(Buffer.from(forgery, 'base64url'), Buffer.from(input), toLittleEndian(1n))).toBe(true);
+    expect(jwsVerifierOf(identity, null)).toBeUndefined();
+    expect(jwsVerifierOf(identity)?.verify(input, forgery)).toBe(false);
+
     const raw = Buffer.from(jwk.x, 'base64url');
     const bytes = Buffer.from(signature, 'base64url');
     const backing = new Uint8Array(200);

@@ -212,6 +212,20 @@ describe('canonical signatures', () => {
     expect(!refused.ok && refused.error).toMatch(/^Invalid Ed25519 signature: /);
   });
 
+  it('an Ed25519 small-order key, or a key in a non-canonical encoding, signs nothing', async () => {
+    const headers = await signedHeaders({ type: 'ed25519', seed: ed25519.utils.randomSecretKey() }, { ...request, timestamp: String(now) });
+    // R the identity and S = 0 satisfy [S]B = R + [h]A for the identity A whatever the message: a forgery for all
+    const identity = `0x01${'00'.repeat(31)}`;
+    const forgery = `0x01${'00'.repeat(63)}` as Hex;
+    // y = p + 1: the identity again, in an encoding no honest key has
+    const nonCanonical = `0x${'ee'}${'ff'.repeat(30)}7f`;
+    for (const key of [identity, nonCanonical]) {
+      const check = await recoverRequestSigner({ ...withSignature(headers, forgery), [AGENT_HEADERS.key]: key }, request, now);
+      expect(check.ok, key).toBe(false);
+      expect(!check.ok && check.error, key).toMatch(/^Invalid Ed25519 signature: /);
+    }
+  });
+
   it('the replay key is the signer and the message: two signatures of one message share it, another message does not', async () => {
     const headers = await signedHeaders({ type: 'secp256k1', account }, { ...request, timestamp: String(now) });
     const message = requestMessage({ ...request, timestamp: String(now) });
