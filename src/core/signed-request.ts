@@ -18,7 +18,7 @@ import {
 } from 'viem';
 import { addressAgentKey } from './agent-key.js';
 import { nonCanonicalEcdsa } from './ecdsa-signature-form.js';
-import { ed25519AgentAddress, ed25519Verifies, isEd25519PublicKey } from './ed25519-key.js';
+import { ed25519AgentAddress, ed25519Verifies } from './ed25519-key.js';
 
 /** The header family of signed agent requests (and of the demo agent's signed responses). */
 export const AGENT_HEADERS = {
