@@ -6,8 +6,9 @@
 // (`node dist/main.js`, as `npm start` runs it) against that chain as an external RPC and measures:
 //   - spawn to healthy (GET /api/health says ok: the index is live), first start and a restart on the same DATA_DIR;
 //   - JSON-RPC calls made by then (rpc_requests_total, all methods);
-//   - the process's RSS: when healthy (the backfill's garbage still in V8's heap), settled (SETTLE_S later, once V8's
-//     memory reducer has collected it: what the process keeps while serving) and its peak (VmHWM);
+//   - the process's RSS: when healthy (the backfill's garbage still in V8's heap), settled (once V8's memory reducer
+//     has collected it and given back the young generation: what the process keeps while serving; see settle()) and
+//     its peak (VmHWM);
 //   - the first indexing: start to healthy beyond the fastest of three starts with no history (not reported when
 //     shorter than a start's own variation), and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (the answer first asked, the route warmed up
@@ -62,10 +63,27 @@ async function latency(warmUp: string, urls: string[]): Promise<{ cold: [number,
 }
 
 /**
- * Seconds the service is left idle after the latency runs before its RSS is read again: V8's memory reducer collects
- * the backfill's garbage (gone from the heap, still resident) some 20-40 s after allocation calms down.
+ * Settled: what the process keeps while serving, once V8's memory reducer has run. The reducer starts by itself when
+ * allocation calms down, 30-90 s after the latency runs on this machine, and it is the one collection that gives the
+ * young generation back (grown to 64 MB by a backfill, at any N): it is seen as the new space's committed size
+ * (prom-client's nodejs_heap_space_size_total_bytes) falling below SETTLED_NEW_SPACE_MB. Read every SETTLE_POLL_S,
+ * for at most SETTLE_MAX_S; a service still unsettled then is reported as such.
  */
-const SETTLE_S = 60;
+const SETTLED_NEW_SPACE_MB = 16;
+const SETTLE_POLL_S = 5;
+const SETTLE_MAX_S = 240;
+
+/** Seconds until the service's young generation is given back (undefined: not within SETTLE_MAX_S). */
+async function settle(base: string): Promise<number | undefined> {
+  const started = performance.now();
+  for (;;) {
+    const newSpaceMb = (await metricTotal(base, 'nodejs_heap_space_size_total_bytes', { space: 'new' })) / 2 ** 20;
+    const waitedS = (performance.now() - started) / 1000;
+    if (newSpaceMb < SETTLED_NEW_SPACE_MB) return waitedS;
+    if (waitedS >= SETTLE_MAX_S) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_S * 1000));
+  }
+}
 
 /** A process's resident set now and at its peak (Linux: /proc/<pid>/status), in MB. */
 function residentMb(pid: number | undefined): { now: number; peak: number } {
@@ -132,7 +150,7 @@ try {
       await latency(`${reference.base}${byHumanPath(NO_AGENTS)}`, floorUrls);
       const floor = await latency(`${reference.base}${byHumanPath(NO_AGENTS)}`, floorUrls);
       await reference.stop();
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000));
+      const settledS = await settle(first.base);
       const rss = residentMb(first.child.pid);
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
@@ -152,7 +170,8 @@ try {
         'restart to healthy ms': Math.round(restart.healthyMs),
         'RPC calls at start': rpcCalls,
         'RPC calls at restart': restartRpc,
-        'RSS healthy / settled / peak MB': `${Math.round(healthyRss)} / ${Math.round(rss.now)} / ${Math.round(rss.peak)}`,
+        'RSS healthy / settled / peak MB': `${Math.round(healthyRss)} / ${Math.round(rss.now)}${settledS === undefined ? ' (unsettled)' : ''} / ${Math.round(rss.peak)}`,
+        'settled after s': settledS === undefined ? `> ${SETTLE_MAX_S}` : Math.round(settledS),
         'first indexing ms': measurable ? Math.round(indexingMs) : `< ${NOISE_MS} (noise)`,
         'events/s': measurable ? Math.round(events / (indexingMs / 1000)) : '-',
         'verify cold p50/p99 ms': `${ms(verify.cold[0])}/${ms(verify.cold[1])}`,
