@@ -19,7 +19,8 @@ const PACKAGE = join(ROOT, 'packages', 'client');
 /** What the package offers: the SDK and the command line. */
 const ENTRIES = ['client/index.js', 'cli/main.js'];
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+/** Static imports and re-exports, dynamic imports, and require() calls (an optional native binding is required). */
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|(?:\bimport|\brequire)\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /**
  * Every compiled module the entries reach through relative imports (with the declarations beside them), and every

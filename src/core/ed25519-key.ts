@@ -145,10 +145,10 @@ export function ed25519ExtKpub(pubkey: Ed25519PublicKey): ExtKpub {
 }
 
 /**
- * Strict RFC 8032 verification, as the registry's own verifier: S must be below the group order and R and the key
- * canonical encodings, small-order keys are refused, so no second text of a signature verifies. libsodium checks it
- * where its binding loads (25 times faster, and it accepts nothing the strict check refuses), noble otherwise.
- * Malformed input is false.
+ * Strict RFC 8032 verification: S must be below the group order and R and the key canonical encodings, small-order
+ * keys are refused, so no second text of a signature verifies. libsodium checks it where its binding loads (25 times
+ * faster, and it accepts nothing the registry's own verifier refuses, though it refuses most signatures of a key with
+ * a small-order component, which that verifier takes: ed25519-libsodium.ts), noble otherwise. Malformed input is false.
  */
 export function ed25519Verifies(signature: Uint8Array, message: Uint8Array, key: Ed25519PublicKey): boolean {
   try {

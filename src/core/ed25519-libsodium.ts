@@ -5,16 +5,19 @@
 // libsodium's check is strict: S below the group order, the key and R canonical encodings, small-order keys and R
 // refused, and the cofactorless equation on the encoded R. Every signature it accepts is therefore accepted by the
 // cofactored RFC 8032 check with strict encodings (noble's zip215: false, the registry's on-chain verifier) and by
-// OpenSSL; an honest signer's signature passes all of them. Where the binding cannot load (a platform without a
-// prebuild), `libsodium` is undefined and callers keep their own check.
+// OpenSSL; an honest signer's signature passes all of them. It is the stricter of the two only for keys with a
+// small-order component (A = aB + T, which no key generation makes: the registry takes them), whose signatures the
+// cofactorless equation mostly refuses. Where the binding cannot load (a platform without a prebuild), `libsodium`
+// is undefined and callers keep their own check.
 import { createRequire } from 'node:module';
 
 export type Sodium = typeof import('sodium-native');
 
-/** The binding, or undefined where it cannot load. */
+/** The binding, or undefined where it cannot load (a require, so that a failed load can be caught). */
 export const libsodium: Sodium | undefined = (() => {
+  const require = createRequire(import.meta.url);
   try {
-    return createRequire(import.meta.url)('sodium-native') as Sodium;
+    return require('sodium-native') as Sodium;
   } catch {
     return undefined;
   }

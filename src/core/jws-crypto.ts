@@ -58,19 +58,28 @@ export type JwsVerifier = (signingInput: string, signature: string) => boolean;
  */
 export function jwsVerifierOf(jwk: PublicJwk, sodium: Sodium | null = libsodium ?? null): { alg: JwsAlg; verify: JwsVerifier } | undefined {
   const alg = jwsAlgOfJwk(jwk);
-  if (alg === undefined) return undefined;
+  // a JWK from a fetched JWKS or a credential's cnf is whatever JSON it was
+  if (alg === undefined || typeof jwk.x !== 'string' || (jwk.y !== undefined && typeof jwk.y !== 'string')) return undefined;
+  const verifier = keyVerifier(alg, jwk, sodium);
+  if (verifier === undefined) return undefined;
+  // one text per signature: Buffer's base64url decoding skips what is not of its alphabet, and takes padding
+  return { alg, verify: (signingInput, signature) => SIGNATURE_TEXT.test(signature) && verifier(signingInput, signature) };
+}
+
+/** Every alg here signs 64 bytes (Ed25519's R ‖ S, ECDSA's r ‖ s): 86 base64url characters, unpadded. */
+const SIGNATURE_TEXT = /^[A-Za-z0-9_-]{86}$/;
+
+function keyVerifier(alg: JwsAlg, jwk: PublicJwk, sodium: Sodium | null): JwsVerifier | undefined {
   if (alg === 'ES256K') {
     const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x, 'base64url'), Buffer.from(jwk.y ?? '', 'base64url')]);
     if (point.length !== 65 || !secp256k1.publicKeyVerify(point)) return undefined;
-    return { alg, verify: (signingInput, signature) => es256kVerifies(point, signingInput, signature) };
+    return (signingInput, signature) => es256kVerifies(point, signingInput, signature);
   }
   if (alg === 'EdDSA' && sodium) {
     const point = Buffer.from(jwk.x, 'base64url');
-    if (point.length !== 32) return undefined;
-    return {
-      alg,
-      verify: (signingInput, signature) => libsodiumVerifies(sodium, Buffer.from(signature, 'base64url'), Buffer.from(signingInput), point),
-    };
+    // a key that is no point of the prime-order group is refused here, as below without libsodium, not at each check
+    if (point.length !== 32 || !sodium.crypto_core_ed25519_is_valid_point(point)) return undefined;
+    return (signingInput, signature) => libsodiumVerifies(sodium, Buffer.from(signature, 'base64url'), Buffer.from(signingInput), point);
   }
   // OpenSSL takes any point: a small-order key "signs" every message (R the identity, S = 0 passes for the identity
   // key), so without libsodium, which refuses such keys itself, the key is checked here (once per key)
@@ -81,7 +90,7 @@ export function jwsVerifierOf(jwk: PublicJwk, sodium: Sodium | null = libsodium 
   } catch {
     return undefined;
   }
-  return { alg, verify: (signingInput, signature) => jwsVerify(alg, key, signingInput, signature) };
+  return (signingInput, signature) => jwsVerify(alg, key, signingInput, signature);
 }
 
 /** ES256K over SHA-256, either form of s (RFC 8812 does not ask for low s: libsecp256k1 does, so s is normalized first). */
