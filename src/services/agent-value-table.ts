@@ -42,7 +42,7 @@ export const uint256Codec: ValueCodec<bigint> = {
 };
 
 /** Agent ids the table holds: below this (its lists store id + 1 in 32 bits). */
-const MAX_AGENT_ID = 0xffff_fffe;
+export const MAX_AGENT_ID = 0xffff_fffe;
 
 /** A Uint32Array at least `length` long, holding `array`'s elements (grown by doubling). */
 function grown(array: Uint32Array<ArrayBuffer>, length: number): Uint32Array<ArrayBuffer> {

@@ -26,15 +26,16 @@ import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 import { AgentValueTable, addressCodec, uint256Codec } from './agent-value-table.js';
+import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from './undo-journal.js';
 
 type AddressIndex = AgentValueTable<Address>;
 type Side = AddressIndex | AgentValueTable<bigint>;
 
-/** One change of the index, and what it replaced (undefined: nothing). */
-type Undo = { blockNumber: bigint; agentId: bigint } & (
-  | { side: AddressIndex; previous: Address | undefined }
-  | { side: AgentValueTable<bigint>; previous: bigint | undefined }
-);
+/** The journal's side codes, and their letters in a stored entry. */
+const OWNER_SIDE = 0;
+const GUARDIAN_SIDE = 1;
+const NULLIFIER_SIDE = 2;
+const SIDE_LETTERS = ['o', 'g', 'n'] as const;
 
 const lower = (address: Address): Address => address.toLowerCase() as Address;
 
@@ -144,10 +145,13 @@ export class HumanAgentIndex {
   readonly #guardians: AddressIndex = new AgentValueTable(addressCodec);
   readonly #nullifiers = new AgentValueTable(uint256Codec);
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
-  #journal: Undo[] = [];
-  /** Journal entries made since the last takeJournal(), and whether entries taken before were undone since. */
-  #journalFresh: Undo[] = [];
+  readonly #journal = new UndoJournal();
+  /** Whether journal entries taken before were undone since the last takeJournal(). */
   #journalRewritten = false;
+  /** The sides by their journal code. */
+  readonly #sides: readonly Side[] = [this.#owners, this.#guardians, this.#nullifiers];
+  /** Where a stored entry's previous value is written before it is journaled. */
+  readonly #previousBytes = Buffer.alloc(PREVIOUS_WIDTH);
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
   #dirty = new Set<bigint>();
   #cleared = false;
@@ -171,26 +175,24 @@ export class HumanAgentIndex {
       // the block whose change a reorganisation may undo; undefined: final (or a test's log without a block)
       const undoable = log.blockNumber != null && log.blockNumber > final ? log.blockNumber : undefined;
       if (effect.owner === zeroAddress) {
-        this.#change(this.#owners, agentId, zeroAddress, undoable);
-        this.#change(this.#guardians, agentId, zeroAddress, undoable);
+        this.#change(OWNER_SIDE, agentId, zeroAddress, undoable);
+        this.#change(GUARDIAN_SIDE, agentId, zeroAddress, undoable);
         this.#list(agentId, undefined, undoable);
       } else if (effect.owner !== undefined) {
-        this.#change(this.#owners, agentId, effect.owner, undoable);
+        this.#change(OWNER_SIDE, agentId, effect.owner, undoable);
       }
-      if (effect.guardian !== undefined) this.#change(this.#guardians, agentId, effect.guardian, undoable);
+      if (effect.guardian !== undefined) this.#change(GUARDIAN_SIDE, agentId, effect.guardian, undoable);
       if (effect.nullifier !== undefined) this.#list(agentId, effect.revoked ? undefined : effect.nullifier, undoable);
     }
-    if (toBlock !== undefined) {
-      // changes older than a reorganisation can reach are final
-      const kept = this.#journal.findIndex((undo) => undo.blockNumber > final);
-      if (kept !== 0) this.#journal.splice(0, kept === -1 ? this.#journal.length : kept);
-    }
+    // changes older than a reorganisation can reach are final
+    if (toBlock !== undefined) this.#journal.dropThrough(final);
   }
 
   /** Sets the agent's owner or guardian (the zero address: none), journaled at block `undoable` unless final. */
-  #change(side: AddressIndex, agentId: bigint, address: Address, undoable: bigint | undefined): void {
+  #change(code: typeof OWNER_SIDE | typeof GUARDIAN_SIDE, agentId: bigint, address: Address, undoable: bigint | undefined): void {
+    const side = this.#sides[code] as AddressIndex;
     const previous = side.get(agentId);
-    if (undoable !== undefined) this.#journaled({ blockNumber: undoable, side, agentId, previous });
+    if (undoable !== undefined) this.#journaled(undoable, code, agentId, side);
     this.#dirty.add(bucketOf(agentId));
     side.set(agentId, address === zeroAddress ? undefined : address);
     if (previous !== undefined) this.onChange(previous);
@@ -201,24 +203,25 @@ export class HumanAgentIndex {
   #list(agentId: bigint, nullifier: bigint | undefined, undoable: bigint | undefined): void {
     const previous = this.#nullifiers.get(agentId);
     if (previous === nullifier) return;
-    if (undoable !== undefined) this.#journaled({ blockNumber: undoable, side: this.#nullifiers, agentId, previous });
+    if (undoable !== undefined) this.#journaled(undoable, NULLIFIER_SIDE, agentId, this.#nullifiers);
     this.#dirty.add(bucketOf(agentId));
     this.#nullifiers.set(agentId, nullifier);
   }
 
-  #journaled(undo: Undo): void {
-    this.#journal.push(undo);
-    this.#journalFresh.push(undo);
+  /** Journals the agent's value on `side` as the one a change at block `blockNumber` replaces. */
+  #journaled(blockNumber: bigint, code: JournalSide, agentId: bigint, side: Side): void {
+    const id = Number(agentId);
+    this.#journal.push(blockNumber, code, agentId, (into, offset) => side.copyTo(id, into, offset));
   }
 
   /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */
   rewindTo(ancestor: bigint): void {
-    for (let undo = this.#journal.at(-1); undo && undo.blockNumber > ancestor; undo = this.#journal.at(-1)) {
-      this.#journal.pop();
+    for (let undo = this.#journal.popAfter(ancestor); undo; undo = this.#journal.popAfter(ancestor)) {
       this.#journalRewritten = true;
-      if (undo.side === this.#nullifiers) this.#nullifiers.set(undo.agentId, undo.previous as bigint | undefined);
-      else (undo.side as AddressIndex).set(undo.agentId, undo.previous as Address | undefined);
-      this.#dirty.add(bucketOf(undo.agentId));
+      const side = this.#sides[undo.side] as Side;
+      if (undo.offset < 0) side.remove(undo.agentId);
+      else side.setBytes(undo.agentId, undo.previous, undo.offset);
+      this.#dirty.add(bucketOf(BigInt(undo.agentId)));
     }
   }
 
@@ -227,8 +230,7 @@ export class HumanAgentIndex {
     this.#owners.clear();
     this.#guardians.clear();
     this.#nullifiers.clear();
-    this.#journal = [];
-    this.#journalFresh = [];
+    this.#journal.clear();
     this.#journalRewritten = true;
     this.#dirty.clear();
     this.#cleared = true;
@@ -249,8 +251,8 @@ export class HumanAgentIndex {
    */
   takeJournal(): JournalChanges {
     const rewritten = this.#journalRewritten;
-    const entries = this.#stored(rewritten ? this.#journal : this.#journalFresh);
-    this.#journalFresh = [];
+    const entries = this.#stored(rewritten ? this.#journal.entries() : this.#journal.takeFresh());
+    this.#journal.forgetFresh();
     this.#journalRewritten = false;
     return { rewritten, entries };
   }
@@ -294,16 +296,17 @@ export class HumanAgentIndex {
 
   /** The journal of recent changes, to store with the buckets (a resumed index can then undo a reorganisation). */
   storedJournal(): StoredUndo[] {
-    return this.#stored(this.#journal);
+    return this.#stored(this.#journal.entries());
   }
 
-  #stored(undos: readonly Undo[]): StoredUndo[] {
-    return undos.map((undo) => [
-      undo.blockNumber.toString(),
-      undo.side === this.#owners ? 'o' : undo.side === this.#guardians ? 'g' : 'n',
-      undo.agentId.toString(),
-      undo.previous?.toString() ?? null,
-    ]);
+  #stored(undos: Iterable<JournalEntry>): StoredUndo[] {
+    const stored: StoredUndo[] = [];
+    for (const { blockNumber, side, agentId, previous, offset } of undos) {
+      const value =
+        offset < 0 ? null : side === NULLIFIER_SIDE ? uint256Codec.read(previous, offset).toString() : addressCodec.read(previous, offset);
+      stored.push([blockNumber.toString(), SIDE_LETTERS[side], agentId.toString(), value]);
+    }
+    return stored;
   }
 
   /**
@@ -314,8 +317,9 @@ export class HumanAgentIndex {
     this.#owners.clear();
     this.#guardians.clear();
     this.#nullifiers.clear();
+    this.#journal.clear();
     try {
-      this.#journal = journal.map((entry) => this.#undoOf(entry));
+      for (const entry of journal) this.#journalStored(entry);
       for (const bucket of buckets) {
         for (const [bytes, agentId, owner, guardian, nullifier] of bucketRecords(bucket)) {
           if (owner >= 0) this.#owners.setBytes(agentId, bytes, owner);
@@ -324,18 +328,18 @@ export class HumanAgentIndex {
         }
       }
     } catch (error) {
-      for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[]) side.clear();
-      this.#journal = [];
+      for (const side of this.#sides) side.clear();
+      this.#journal.clear();
       throw error;
     }
-    this.#journalFresh = [];
+    this.#journal.forgetFresh();
     this.#journalRewritten = false;
     this.#dirty.clear();
     this.#cleared = false;
   }
 
-  /** A stored journal entry, checked: a rewind must not fail halfway on a value it cannot put back. */
-  #undoOf(entry: StoredUndo): Undo {
+  /** Journals a stored entry, checked: a rewind must not fail halfway on a value it cannot put back. */
+  #journalStored(entry: StoredUndo): void {
     const [blockNumber, side, id, previous] = Array.isArray(entry) ? entry : [];
     const valid =
       typeof blockNumber === 'string' &&
@@ -346,9 +350,15 @@ export class HumanAgentIndex {
         (side === 'n' && typeof previous === 'string' && DECIMAL.test(previous) && BigInt(previous) < 2n ** 256n) ||
         ((side === 'o' || side === 'g') && typeof previous === 'string' && ADDRESS.test(previous)));
     if (!valid || (side !== 'o' && side !== 'g' && side !== 'n')) throw new MalformedStoredIndex('journal entry');
-    const at = { blockNumber: BigInt(blockNumber), agentId: BigInt(id) };
-    if (side === 'n') return { ...at, side: this.#nullifiers, previous: previous === null ? undefined : BigInt(previous) };
-    return { ...at, side: side === 'o' ? this.#owners : this.#guardians, previous: previous === null ? undefined : lower(previous as Address) };
+    const code = SIDE_LETTERS.indexOf(side) as JournalSide;
+    const bytes = this.#previousBytes;
+    if (previous !== null && side === 'n') uint256Codec.write(BigInt(previous), bytes);
+    else if (previous !== null) addressCodec.write(previous as Address, bytes);
+    this.#journal.push(BigInt(blockNumber), code, BigInt(id), (into, offset) => {
+      if (previous === null) return false;
+      bytes.copy(into, offset);
+      return true;
+    });
   }
 
   /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */

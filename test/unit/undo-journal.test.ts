@@ -1,0 +1,85 @@
+// The registry index's undo journal in typed arrays, against a plain model (an array of entries): appends in block
+// order, drops of final blocks from the front, undoes from the back and takes of what is new, through enough random
+// steps that its arrays grow and are compacted many times.
+import { describe, expect, it } from 'vitest';
+import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from '../../src/services/undo-journal.js';
+
+interface ModelEntry {
+  blockNumber: bigint;
+  side: JournalSide;
+  agentId: number;
+  previous: string | null;
+}
+
+/** A deterministic generator (xorshift32): a failure replays the same steps. */
+function random(seed: number): (below: number) => number {
+  let state = seed >>> 0 || 1;
+  return (below) => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) % below;
+  };
+}
+
+const read = ({ blockNumber, side, agentId, previous, offset }: JournalEntry): ModelEntry => ({
+  blockNumber,
+  side,
+  agentId,
+  previous: offset < 0 ? null : previous.toString('hex', offset, offset + PREVIOUS_WIDTH),
+});
+
+describe('UndoJournal', () => {
+  it('holds, drops, undoes and hands out what a list of entries would, through random steps', () => {
+    const next = random(41);
+    const journal = new UndoJournal();
+    let model: ModelEntry[] = [];
+    let fresh: ModelEntry[] = [];
+    let block = 1n;
+    for (let step = 0; step < 30_000; step++) {
+      const action = next(100);
+      if (action < 70) {
+        block += BigInt(next(3));
+        const previous = next(4) === 0 ? null : Buffer.alloc(PREVIOUS_WIDTH, next(256)).toString('hex');
+        const entry: ModelEntry = { blockNumber: block, side: next(3) as JournalSide, agentId: next(5_000), previous };
+        journal.push(entry.blockNumber, entry.side, BigInt(entry.agentId), (into, offset) => {
+          if (previous === null) return false;
+          into.write(previous, offset, 'hex');
+          return true;
+        });
+        model.push(entry);
+        fresh.push(entry);
+      } else if (action < 85) {
+        const final = block - BigInt(next(600));
+        journal.dropThrough(final);
+        model = model.filter((entry) => entry.blockNumber > final);
+        fresh = fresh.filter((entry) => entry.blockNumber > final);
+      } else if (action < 95) {
+        const ancestor = block - BigInt(next(4));
+        const undone: ModelEntry[] = [];
+        for (let entry = journal.popAfter(ancestor); entry; entry = journal.popAfter(ancestor)) undone.push(read(entry));
+        const kept = model.filter((entry) => entry.blockNumber <= ancestor);
+        expect(undone).toEqual(model.slice(kept.length).reverse());
+        model = kept;
+        fresh = fresh.filter((entry) => entry.blockNumber <= ancestor);
+        if (ancestor < block) block = ancestor > 0n ? ancestor : 1n;
+      } else {
+        expect([...journal.takeFresh()].map(read)).toEqual(fresh);
+        fresh = [];
+      }
+      expect(journal.length).toBe(model.length);
+    }
+    expect([...journal.entries()].map(read)).toEqual(model);
+  });
+
+  it('records nothing for an agent id or a block number it cannot hold', () => {
+    const journal = new UndoJournal();
+    const none = () => false;
+    expect(() => journal.push(1n, 0, 2n ** 32n, none)).toThrow(RangeError);
+    expect(() => journal.push(1n, 0, -1n, none)).toThrow(RangeError);
+    expect(() => journal.push(2n ** 53n, 0, 1n, none)).toThrow(RangeError);
+    expect(journal.length).toBe(0);
+    journal.push(5n, 2, 7n, none);
+    expect([...journal.entries()].map(read)).toEqual([{ blockNumber: 5n, side: 2, agentId: 7, previous: null }]);
+  });
+});
