@@ -424,7 +424,10 @@ export class RegistryEventFollower {
     let window = this.#window;
     let checks: Promise<(() => void)[]> | undefined;
     let checkpointedAt = this.#options.clock();
-    /** The next window's eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). */
+    /**
+     * The next window's eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). One:
+     * with two in flight a first indexing of 100,000 agents on a local anvil took 7.5-7.7 s against 4.9-6.1 s.
+     */
     let ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<RegistryLog[]> } | undefined;
     const request = (fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> => {
       // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
