@@ -80,22 +80,25 @@ export class UndoJournal {
     this.#start = this.#end = this.#fresh = 0;
   }
 
-  /** Every entry, oldest first. */
-  *entries(): IterableIterator<JournalEntry> {
-    for (let at = this.#start; at < this.#end; at++) yield this.#entry(at);
+  /** Every entry, oldest first (read before the journal changes again). */
+  entries(): IterableIterator<JournalEntry> {
+    return this.#range(this.#start, this.#end);
   }
 
   /** The entries appended since the last call (those still held), oldest first; from now on none is fresh. */
-  *takeFresh(): IterableIterator<JournalEntry> {
+  takeFresh(): IterableIterator<JournalEntry> {
     const from = Math.max(this.#fresh, this.#start);
-    const to = this.#end;
-    this.#fresh = to;
-    for (let at = from; at < to; at++) yield this.#entry(at);
+    this.#fresh = this.#end;
+    return this.#range(from, this.#end);
   }
 
   /** From now on no entry held counts as fresh. */
   forgetFresh(): void {
     this.#fresh = this.#end;
+  }
+
+  *#range(from: number, to: number): IterableIterator<JournalEntry> {
+    for (let at = from; at < to; at++) yield this.#entry(at);
   }
 
   #entry(at: number): JournalEntry {
