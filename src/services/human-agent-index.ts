@@ -25,7 +25,7 @@
 import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
-import { AgentValueTable, addressCodec, uint256Codec } from './agent-value-table.js';
+import { AgentValueTable, addressCodec, MAX_AGENT_ID, uint256Codec } from './agent-value-table.js';
 import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from './undo-journal.js';
 
 type AddressIndex = AgentValueTable<Address>;
@@ -350,6 +350,8 @@ export class HumanAgentIndex {
         (side === 'n' && typeof previous === 'string' && DECIMAL.test(previous) && BigInt(previous) < 2n ** 256n) ||
         ((side === 'o' || side === 'g') && typeof previous === 'string' && ADDRESS.test(previous)));
     if (!valid || (side !== 'o' && side !== 'g' && side !== 'n')) throw new MalformedStoredIndex('journal entry');
+    // what the journal holds: agent ids as the index does, block numbers as exact doubles
+    if (BigInt(id) > MAX_AGENT_ID || BigInt(blockNumber) > Number.MAX_SAFE_INTEGER) throw new MalformedStoredIndex('journal entry');
     const code = SIDE_LETTERS.indexOf(side) as JournalSide;
     const bytes = this.#previousBytes;
     if (previous !== null && side === 'n') uint256Codec.write(BigInt(previous), bytes);

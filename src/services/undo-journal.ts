@@ -17,6 +17,9 @@ export type JournalSide = 0 | 1 | 2;
 /** Bytes kept of a replaced value: the widest (a nullifier); an address takes the first 20. */
 export const PREVIOUS_WIDTH = 32;
 
+/** The arrays' least length once an entry is held. */
+const MIN_SIZE = 256;
+
 /** Set in an entry's side byte when the change replaced nothing. */
 const NONE = 0x80;
 
@@ -55,10 +58,11 @@ export class UndoJournal {
     if (blockNumber < 0n || blockNumber > BigInt(Number.MAX_SAFE_INTEGER))
       throw new RangeError(`Block ${blockNumber} is outside the journal's range`);
     if (this.#end === this.#blocks.length) this.#makeRoom();
-    const at = this.#end++;
+    const at = this.#end;
     this.#blocks[at] = Number(blockNumber);
     this.#agents[at] = id;
     this.#sides[at] = copyPrevious(this.#previous, at * PREVIOUS_WIDTH) ? side : side | NONE;
+    this.#end = at + 1;
   }
 
   /** Drops the entries of blocks up to `final` (oldest first: no reorganisation reaches them any more). */
@@ -76,7 +80,12 @@ export class UndoJournal {
     return this.#entry(at);
   }
 
+  /** Forgets every entry, and gives the arrays' memory back. */
   clear(): void {
+    this.#blocks = new Float64Array(0);
+    this.#agents = new Uint32Array(0);
+    this.#sides = new Uint8Array(0);
+    this.#previous = Buffer.alloc(0);
     this.#start = this.#end = this.#fresh = 0;
   }
 
@@ -112,10 +121,14 @@ export class UndoJournal {
     };
   }
 
-  /** Moves the entries to the arrays' start, in arrays twice the size when they are more than half full. */
+  /**
+   * Moves the entries to the arrays' start: in arrays twice the size when they are at least half full, half the size
+   * when they are less than an eighth full (a burst of changes, a backfill's last blocks, is not kept for good).
+   */
   #makeRoom(): void {
     const count = this.#end - this.#start;
-    const size = count * 2 >= this.#blocks.length ? Math.max(this.#blocks.length * 2, 256) : this.#blocks.length;
+    const length = this.#blocks.length;
+    const size = count * 2 >= length ? Math.max(length * 2, MIN_SIZE) : count * 8 < length ? Math.max(length / 2, MIN_SIZE) : length;
     const blocks = size === this.#blocks.length ? this.#blocks : new Float64Array(size);
     const agents = size === this.#agents.length ? this.#agents : new Uint32Array(size);
     const sides = size === this.#sides.length ? this.#sides : new Uint8Array(size);

@@ -359,16 +359,35 @@ describe('HumanAgentIndex', () => {
       ['10', 'x', '1', null],
       ['ten', 'n', '1', null],
       ['10', 'n', '1', (2n ** 256n).toString()],
+      ['10', 'o', '4294967295', null], // an agent id the index cannot hold
+      [(2n ** 53n).toString(), 'o', '1', null], // a block number a double does not hold exactly
       null,
     ];
     for (const entry of malformedJournal) {
-      expect(() => copy.load([bucket], [entry as never])).toThrow(/journal entry of the agent index is malformed/);
+      // after a valid entry: nothing of the journal is kept either
+      expect(() => copy.load([bucket], [['10', 'g', '2', A], entry as never])).toThrow(/journal entry of the agent index is malformed/);
       expect(copy.agentsOf(C)).toEqual([]);
+      expect(copy.storedJournal()).toEqual([]);
     }
-    copy.load([bucket], [['10', 'g', '2', A]]);
-    copy.rewindTo(9n); // agent 2's guardian was A before block 10: the stored journal entry, undone
-    expect(copy.agentsOf(C)).toEqual([1023n]);
-    expect(copy.agentsOf(A)).toEqual([1n, 2n]);
+    const checksummed: Address = '0xAbCdEfAbCdEfAbCdEfAbCdEfAbCdEfAbCdEfAbCd';
+    const journal: [string, 'o' | 'g' | 'n', string, string | null][] = [
+      ['10', 'g', '2', checksummed],
+      ['10', 'n', '1', '100'],
+      ['11', 'n', '2', (2n ** 256n - 1n).toString()],
+      ['11', 'o', '4294967294', null],
+    ];
+    copy.load([bucket], journal);
+    // addresses come back in lower case, nullifiers in decimal
+    const stored = [['10', 'g', '2', C], ...journal.slice(1)];
+    expect(copy.storedJournal()).toEqual(stored);
+    copy.markAllChanged();
+    expect(copy.takeJournal()).toEqual({ rewritten: true, entries: stored });
+    copy.rewindTo(9n); // before block 10: agent 2's guardian was C, agent 1 on nullifier 100, agent 2 on 2^256 - 1
+    expect(copy.storedJournal()).toEqual([]);
+    expect(copy.agentsOf(C)).toEqual([2n, 1023n]);
+    expect(copy.agentsOfNullifier(100n)).toEqual([1n]);
+    expect(copy.agentsOfNullifier(0n)).toEqual([]);
+    expect(copy.agentsOfNullifier(2n ** 256n - 1n)).toEqual([2n]);
   });
 
   it('hands out the journal entries made since the last take, and the whole journal once a rewind undid some', () => {

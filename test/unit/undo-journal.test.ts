@@ -2,6 +2,7 @@
 // order, drops of final blocks from the front, undoes from the back and takes of what is new, through enough random
 // steps that its arrays grow and are compacted many times.
 import { describe, expect, it } from 'vitest';
+import { MAX_AGENT_ID } from '../../src/services/agent-value-table.js';
 import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from '../../src/services/undo-journal.js';
 
 interface ModelEntry {
@@ -40,8 +41,9 @@ describe('UndoJournal', () => {
       const action = next(100);
       if (action < 70) {
         block += BigInt(next(3));
-        const previous = next(4) === 0 ? null : Buffer.alloc(PREVIOUS_WIDTH, next(256)).toString('hex');
-        const entry: ModelEntry = { blockNumber: block, side: next(3) as JournalSide, agentId: next(5_000), previous };
+        const previous = next(4) === 0 ? null : Buffer.from(Array.from({ length: PREVIOUS_WIDTH }, () => next(256))).toString('hex');
+        const agentId = next(10) === 0 ? MAX_AGENT_ID - next(3) : next(2 ** 31);
+        const entry: ModelEntry = { blockNumber: block, side: next(3) as JournalSide, agentId, previous };
         journal.push(entry.blockNumber, entry.side, BigInt(entry.agentId), (into, offset) => {
           if (previous === null) return false;
           into.write(previous, offset, 'hex');
@@ -50,7 +52,8 @@ describe('UndoJournal', () => {
         model.push(entry);
         fresh.push(entry);
       } else if (action < 85) {
-        const final = block - BigInt(next(600));
+        // phases of long and short journals: the arrays grow, and shrink again
+        const final = block - BigInt(next(Math.floor(step / 5_000) % 2 === 0 ? 600 : 8));
         journal.dropThrough(final);
         model = model.filter((entry) => entry.blockNumber > final);
         fresh = fresh.filter((entry) => entry.blockNumber > final);
@@ -72,6 +75,19 @@ describe('UndoJournal', () => {
     expect([...journal.entries()].map(read)).toEqual(model);
   });
 
+  it('hands out what was fresh when taken, whatever is appended before the entries are read', () => {
+    const journal = new UndoJournal();
+    const none = () => false;
+    journal.push(1n, 0, 1n, none);
+    const taken = journal.takeFresh();
+    journal.push(2n, 1, 2n, none);
+    expect([...taken].map(read)).toEqual([{ blockNumber: 1n, side: 0, agentId: 1, previous: null }]);
+    journal.takeFresh(); // taken, though never read
+    expect([...journal.takeFresh()]).toEqual([]);
+    journal.push(3n, 2, 3n, none);
+    expect([...journal.takeFresh()].map(read)).toEqual([{ blockNumber: 3n, side: 2, agentId: 3, previous: null }]);
+  });
+
   it('records nothing for an agent id or a block number it cannot hold', () => {
     const journal = new UndoJournal();
     const none = () => false;
@@ -80,6 +96,10 @@ describe('UndoJournal', () => {
     expect(() => journal.push(2n ** 53n, 0, 1n, none)).toThrow(RangeError);
     expect(journal.length).toBe(0);
     journal.push(5n, 2, 7n, none);
-    expect([...journal.entries()].map(read)).toEqual([{ blockNumber: 5n, side: 2, agentId: 7, previous: null }]);
+    journal.push(2n ** 53n - 1n, 1, BigInt(MAX_AGENT_ID), none);
+    expect([...journal.entries()].map(read)).toEqual([
+      { blockNumber: 5n, side: 2, agentId: 7, previous: null },
+      { blockNumber: 2n ** 53n - 1n, side: 1, agentId: MAX_AGENT_ID, previous: null },
+    ]);
   });
 });
