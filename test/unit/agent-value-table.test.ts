@@ -5,24 +5,14 @@ import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { AgentValueTable, addressCodec, uint256Codec } from '../../src/services/agent-value-table.js';
-
-/** A deterministic generator (xorshift32): a failure replays the same changes (the values are random). */
-function random(seed: number): (below: number) => number {
-  let state = seed >>> 0 || 1;
-  return (below) => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) % below;
-  };
-}
+import { seededRandom } from '../support/seeded-random.js';
 
 const address = (): Address => `0x${randomBytes(20).toString('hex')}`;
 const sorted = (ids: Iterable<number>): number[] => [...ids].sort((a, b) => a - b);
 
 describe('AgentValueTable', () => {
   it('holds what a map of agents to values holds, through random changes', () => {
-    const next = random(29);
+    const next = seededRandom(29);
     const table = new AgentValueTable(addressCodec);
     const model = new Map<number, Address>();
     // few values for many agents, so lists grow long and values come back after their last agent left

@@ -4,23 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_AGENT_ID } from '../../src/services/agent-value-table.js';
 import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from '../../src/services/undo-journal.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 interface ModelEntry {
   blockNumber: bigint;
   side: JournalSide;
   agentId: number;
   previous: string | null;
-}
-
-/** A deterministic generator (xorshift32): a failure replays the same steps. */
-function random(seed: number): (below: number) => number {
-  let state = seed >>> 0 || 1;
-  return (below) => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) % below;
-  };
 }
 
 const read = ({ blockNumber, side, agentId, previous, offset }: JournalEntry): ModelEntry => ({
@@ -32,7 +22,7 @@ const read = ({ blockNumber, side, agentId, previous, offset }: JournalEntry): M
 
 describe('UndoJournal', () => {
   it('holds, drops, undoes and hands out what a list of entries would, through random steps', () => {
-    const next = random(41);
+    const next = seededRandom(41);
     const journal = new UndoJournal();
     let model: ModelEntry[] = [];
     let fresh: ModelEntry[] = [];
