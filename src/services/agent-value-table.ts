@@ -95,6 +95,34 @@ export class AgentValueTable<V> {
     return held ? this.#codec.read(this.#values, (held - 1) * this.#codec.width) : undefined;
   }
 
+  /**
+   * The agent's value as a number: 0 for none, else one more than the value's number. A value keeps its number until
+   * clear(), even once no agent holds it, so the number stands for it until then (restore(), valueOf()).
+   */
+  heldBy(agentId: number): number {
+    return this.#byAgent[agentId] ?? 0;
+  }
+
+  /** The value numbered `held` (as heldBy() gives it), or undefined for 0. */
+  valueOf(held: number): V | undefined {
+    if (held === 0) return undefined;
+    if (!Number.isInteger(held) || held < 0 || held > this.#valueCount) throw new RangeError(`No value numbered ${held}`);
+    return this.#codec.read(this.#values, (held - 1) * this.#codec.width);
+  }
+
+  /** The number heldBy() would give `value` once an agent holds it (numbering it if it is new). */
+  numberOf(value: V): number {
+    if (!this.#codec.write(value, this.#scratch)) throw new RangeError(`${value} is not a value of ${this.#codec.width} bytes`);
+    return this.#intern() + 1;
+  }
+
+  /** Gives the agent the value numbered `held` (as heldBy() gave it; 0: none). */
+  restore(agentId: number, held: number): void {
+    if (held === 0) this.remove(agentId);
+    else if (!Number.isInteger(held) || held < 0 || held > this.#valueCount) throw new RangeError(`No value numbered ${held}`);
+    else this.#holdNumber(agentId, held - 1);
+  }
+
   /** Copies the agent's value's bytes to `target` at `offset`; false (nothing copied) when it has none. */
   copyTo(agentId: number, target: Buffer, offset: number): boolean {
     const held = this.#byAgent[agentId];
@@ -165,8 +193,12 @@ export class AgentValueTable<V> {
 
   /** Makes the scratch value the agent's. */
   #hold(id: number): void {
+    this.#holdNumber(id, this.#intern());
+  }
+
+  /** Makes value `number` the agent's. */
+  #holdNumber(id: number, number: number): void {
     if (!Number.isSafeInteger(id) || id < 0 || id > MAX_AGENT_ID) throw new RangeError(`Agent id ${id} is outside the index's range`);
-    const number = this.#intern();
     if (this.#byAgent[id] === number + 1) return;
     this.remove(id);
     if (id >= this.#byAgent.length) {

@@ -26,7 +26,7 @@ import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 import { AgentValueTable, addressCodec, MAX_AGENT_ID, uint256Codec } from './agent-value-table.js';
-import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from './undo-journal.js';
+import { type JournalEntry, type JournalSide, UndoJournal } from './undo-journal.js';
 
 type AddressIndex = AgentValueTable<Address>;
 type Side = AddressIndex | AgentValueTable<bigint>;
@@ -150,8 +150,6 @@ export class HumanAgentIndex {
   #journalRewritten = false;
   /** The sides by their journal code. */
   readonly #sides: readonly Side[] = [this.#owners, this.#guardians, this.#nullifiers];
-  /** Where a stored entry's previous value is written before it is journaled. */
-  readonly #previousBytes = Buffer.alloc(PREVIOUS_WIDTH);
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
   #dirty = new Set<bigint>();
   #cleared = false;
@@ -210,8 +208,7 @@ export class HumanAgentIndex {
 
   /** Journals the agent's value on `side` as the one a change at block `blockNumber` replaces. */
   #journaled(blockNumber: bigint, code: JournalSide, agentId: bigint, side: Side): void {
-    const id = Number(agentId);
-    this.#journal.push(blockNumber, code, agentId, (into, offset) => side.copyTo(id, into, offset));
+    this.#journal.push(blockNumber, code, agentId, side.heldBy(Number(agentId)));
   }
 
   /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */
@@ -219,8 +216,7 @@ export class HumanAgentIndex {
     for (let undo = this.#journal.popAfter(ancestor); undo; undo = this.#journal.popAfter(ancestor)) {
       this.#journalRewritten = true;
       const side = this.#sides[undo.side] as Side;
-      if (undo.offset < 0) side.remove(undo.agentId);
-      else side.setBytes(undo.agentId, undo.previous, undo.offset);
+      side.restore(undo.agentId, undo.previous);
       this.#dirty.add(bucketOf(BigInt(undo.agentId)));
     }
   }
@@ -301,10 +297,9 @@ export class HumanAgentIndex {
 
   #stored(undos: Iterable<JournalEntry>): StoredUndo[] {
     const stored: StoredUndo[] = [];
-    for (const { blockNumber, side, agentId, previous, offset } of undos) {
-      const value =
-        offset < 0 ? null : side === NULLIFIER_SIDE ? uint256Codec.read(previous, offset).toString() : addressCodec.read(previous, offset);
-      stored.push([blockNumber.toString(), SIDE_LETTERS[side], agentId.toString(), value]);
+    for (const { blockNumber, side, agentId, previous } of undos) {
+      const value = (this.#sides[side] as Side).valueOf(previous);
+      stored.push([blockNumber.toString(), SIDE_LETTERS[side], agentId.toString(), value === undefined ? null : value.toString()]);
     }
     return stored;
   }
@@ -353,14 +348,10 @@ export class HumanAgentIndex {
     // what the journal holds: agent ids as the index does, block numbers as exact doubles
     if (BigInt(id) > MAX_AGENT_ID || BigInt(blockNumber) > Number.MAX_SAFE_INTEGER) throw new MalformedStoredIndex('journal entry');
     const code = SIDE_LETTERS.indexOf(side) as JournalSide;
-    const bytes = this.#previousBytes;
-    if (previous !== null && side === 'n') uint256Codec.write(BigInt(previous), bytes);
-    else if (previous !== null) addressCodec.write(previous as Address, bytes);
-    this.#journal.push(BigInt(blockNumber), code, BigInt(id), (into, offset) => {
-      if (previous === null) return false;
-      bytes.copy(into, offset);
-      return true;
-    });
+    let held = 0;
+    if (previous !== null && code === NULLIFIER_SIDE) held = this.#nullifiers.numberOf(BigInt(previous));
+    else if (previous !== null) held = (this.#sides[code] as AddressIndex).numberOf(previous as Address);
+    this.#journal.push(BigInt(blockNumber), code, BigInt(id), held);
   }
 
   /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */

@@ -3,8 +3,9 @@
 //
 // Why not an object per change: a dense chain's last REORG_WINDOW blocks hold 20,000-60,000 changes (200
 // registrations a block), and an object with a bigint block number and agent id each is about 100 bytes of V8's
-// heap, traced at every full collection and counted when V8 sizes its old generation. Here a change takes 45 bytes
-// outside that heap, and a stored copy reads them straight into its text form.
+// heap, traced at every full collection and counted when V8 sizes its old generation. Here a change takes 17 bytes
+// outside that heap: the value it replaced is kept as its number in the index's table (agent-value-table.ts), which
+// stands for the value until the table is cleared, and the journal is cleared with it.
 //
 // Entries are appended in block order and leave from either end: the oldest once final (dropThrough), the newest
 // when a reorganisation undoes them (pop). The arrays are used as a window [#start, #end) that moves up and is
@@ -14,30 +15,22 @@ import { MAX_AGENT_ID } from './agent-value-table.js';
 /** Which of an agent's values a change set. */
 export type JournalSide = 0 | 1 | 2;
 
-/** Bytes kept of a replaced value: the widest (a nullifier); an address takes the first 20. */
-export const PREVIOUS_WIDTH = 32;
-
 /** The arrays' least length once an entry is held. */
 const MIN_SIZE = 256;
 
-/** Set in an entry's side byte when the change replaced nothing. */
-const NONE = 0x80;
-
-/** One entry, read: the block, which value, the agent, and where its previous value's bytes are (-1: none). */
+/** One entry, read: the block, which value, the agent, and the value replaced (its number in its table; 0: none). */
 export interface JournalEntry {
   blockNumber: bigint;
   side: JournalSide;
   agentId: number;
-  previous: Buffer;
-  /** Where the previous value starts in `previous`, or -1 when the change replaced nothing. */
-  offset: number;
+  previous: number;
 }
 
 export class UndoJournal {
   #blocks = new Float64Array(0);
   #agents = new Uint32Array(0);
   #sides = new Uint8Array(0);
-  #previous = Buffer.alloc(0);
+  #previous = new Uint32Array(0);
   #start = 0;
   #end = 0;
   /** Where the entries made since the last takeFresh() begin (at most #end, at least #start when read). */
@@ -48,11 +41,10 @@ export class UndoJournal {
   }
 
   /**
-   * Appends a change of agent `agentId` at block `blockNumber`; `copyPrevious` writes the value it replaces into the
-   * journal's buffer at the offset given and returns whether there was one. Throws RangeError, recording nothing, for
-   * an agent id the index cannot hold or a block number beyond 2^53.
+   * Appends a change of agent `agentId` at block `blockNumber` that replaced value number `previous` (0: none). Throws
+   * RangeError, recording nothing, for an agent id the index cannot hold or a block number beyond 2^53.
    */
-  push(blockNumber: bigint, side: JournalSide, agentId: bigint, copyPrevious: (into: Buffer, offset: number) => boolean): void {
+  push(blockNumber: bigint, side: JournalSide, agentId: bigint | number, previous: number): void {
     const id = Number(agentId);
     if (!Number.isSafeInteger(id) || id < 0 || id > MAX_AGENT_ID) throw new RangeError(`Agent id ${agentId} is outside the index's range`);
     if (blockNumber < 0n || blockNumber > BigInt(Number.MAX_SAFE_INTEGER))
@@ -61,7 +53,8 @@ export class UndoJournal {
     const at = this.#end;
     this.#blocks[at] = Number(blockNumber);
     this.#agents[at] = id;
-    this.#sides[at] = copyPrevious(this.#previous, at * PREVIOUS_WIDTH) ? side : side | NONE;
+    this.#sides[at] = side;
+    this.#previous[at] = previous;
     this.#end = at + 1;
   }
 
@@ -85,7 +78,7 @@ export class UndoJournal {
     this.#blocks = new Float64Array(0);
     this.#agents = new Uint32Array(0);
     this.#sides = new Uint8Array(0);
-    this.#previous = Buffer.alloc(0);
+    this.#previous = new Uint32Array(0);
     this.#start = this.#end = this.#fresh = 0;
   }
 
@@ -111,13 +104,11 @@ export class UndoJournal {
   }
 
   #entry(at: number): JournalEntry {
-    const side = this.#sides[at] as number;
     return {
       blockNumber: BigInt(this.#blocks[at] as number),
-      side: (side & ~NONE) as JournalSide,
+      side: this.#sides[at] as JournalSide,
       agentId: this.#agents[at] as number,
-      previous: this.#previous,
-      offset: side & NONE ? -1 : at * PREVIOUS_WIDTH,
+      previous: this.#previous[at] as number,
     };
   }
 
@@ -132,11 +123,11 @@ export class UndoJournal {
     const blocks = size === this.#blocks.length ? this.#blocks : new Float64Array(size);
     const agents = size === this.#agents.length ? this.#agents : new Uint32Array(size);
     const sides = size === this.#sides.length ? this.#sides : new Uint8Array(size);
-    const previous = size * PREVIOUS_WIDTH === this.#previous.length ? this.#previous : Buffer.alloc(size * PREVIOUS_WIDTH);
+    const previous = size === this.#previous.length ? this.#previous : new Uint32Array(size);
     blocks.set(this.#blocks.subarray(this.#start, this.#end));
     agents.set(this.#agents.subarray(this.#start, this.#end));
     sides.set(this.#sides.subarray(this.#start, this.#end));
-    this.#previous.copy(previous, 0, this.#start * PREVIOUS_WIDTH, this.#end * PREVIOUS_WIDTH);
+    previous.set(this.#previous.subarray(this.#start, this.#end));
     this.#fresh = Math.max(this.#fresh - this.#start, 0);
     this.#blocks = blocks;
     this.#agents = agents;

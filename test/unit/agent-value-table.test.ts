@@ -90,4 +90,32 @@ describe('AgentValueTable', () => {
     expect(sorted(table.agentsOf(big))).toEqual([7, 10]);
     expect(() => table.set(2n ** 40n, 1n)).toThrow(/outside the index's range/);
   });
+
+  it('numbers each value for good (until cleared), so a number gives back a value no agent holds any more', () => {
+    const table = new AgentValueTable(addressCodec);
+    const [a, b] = [address(), address()];
+    table.set(1n, a);
+    const heldA = table.heldBy(1);
+    expect(table.heldBy(2)).toBe(0);
+    expect(table.valueOf(heldA)).toBe(a);
+    table.set(1n, b); // no agent holds a now
+    expect(table.agentsOf(a)).toEqual([]);
+    expect(table.valueOf(heldA)).toBe(a);
+    table.restore(1, heldA);
+    expect(table.get(1n)).toBe(a);
+    expect(table.agentsOf(b)).toEqual([]);
+    table.restore(1, 0);
+    expect(table.get(1n)).toBeUndefined();
+    // a value numbered before any agent holds it (a stored journal entry's)
+    const c = address();
+    const heldC = table.numberOf(c);
+    expect(table.agentsOf(c)).toEqual([]);
+    table.restore(5, heldC);
+    expect(table.agentsOf(c)).toEqual([5]);
+    expect(table.numberOf(c)).toBe(heldC);
+    expect(table.valueOf(0)).toBeUndefined();
+    expect(() => table.valueOf(heldC + 1)).toThrow(RangeError);
+    expect(() => table.restore(6, heldC + 1)).toThrow(RangeError);
+    expect(() => table.restore(2 ** 33, heldC)).toThrow(/outside the index's range/);
+  });
 });

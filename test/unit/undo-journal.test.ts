@@ -3,42 +3,25 @@
 // steps that its arrays grow and are compacted many times.
 import { describe, expect, it } from 'vitest';
 import { MAX_AGENT_ID } from '../../src/services/agent-value-table.js';
-import { type JournalEntry, type JournalSide, PREVIOUS_WIDTH, UndoJournal } from '../../src/services/undo-journal.js';
+import { type JournalEntry, type JournalSide, UndoJournal } from '../../src/services/undo-journal.js';
 import { seededRandom } from '../support/seeded-random.js';
-
-interface ModelEntry {
-  blockNumber: bigint;
-  side: JournalSide;
-  agentId: number;
-  previous: string | null;
-}
-
-const read = ({ blockNumber, side, agentId, previous, offset }: JournalEntry): ModelEntry => ({
-  blockNumber,
-  side,
-  agentId,
-  previous: offset < 0 ? null : previous.toString('hex', offset, offset + PREVIOUS_WIDTH),
-});
 
 describe('UndoJournal', () => {
   it('holds, drops, undoes and hands out what a list of entries would, through random steps', () => {
     const next = seededRandom(41);
     const journal = new UndoJournal();
-    let model: ModelEntry[] = [];
-    let fresh: ModelEntry[] = [];
+    let model: JournalEntry[] = [];
+    let fresh: JournalEntry[] = [];
     let block = 1n;
     for (let step = 0; step < 30_000; step++) {
       const action = next(100);
       if (action < 70) {
         block += BigInt(next(3));
-        const previous = next(4) === 0 ? null : Buffer.from(Array.from({ length: PREVIOUS_WIDTH }, () => next(256))).toString('hex');
+        // value numbers: 0 (none) or any other 32-bit number
+        const previous = next(4) === 0 ? 0 : next(2 ** 32 - 1) + 1;
         const agentId = next(10) === 0 ? MAX_AGENT_ID - next(3) : next(2 ** 31);
-        const entry: ModelEntry = { blockNumber: block, side: next(3) as JournalSide, agentId, previous };
-        journal.push(entry.blockNumber, entry.side, BigInt(entry.agentId), (into, offset) => {
-          if (previous === null) return false;
-          into.write(previous, offset, 'hex');
-          return true;
-        });
+        const entry: JournalEntry = { blockNumber: block, side: next(3) as JournalSide, agentId, previous };
+        journal.push(entry.blockNumber, entry.side, BigInt(entry.agentId), previous);
         model.push(entry);
         fresh.push(entry);
       } else if (action < 85) {
@@ -49,47 +32,45 @@ describe('UndoJournal', () => {
         fresh = fresh.filter((entry) => entry.blockNumber > final);
       } else if (action < 95) {
         const ancestor = block - BigInt(next(4));
-        const undone: ModelEntry[] = [];
-        for (let entry = journal.popAfter(ancestor); entry; entry = journal.popAfter(ancestor)) undone.push(read(entry));
+        const undone: JournalEntry[] = [];
+        for (let entry = journal.popAfter(ancestor); entry; entry = journal.popAfter(ancestor)) undone.push(entry);
         const kept = model.filter((entry) => entry.blockNumber <= ancestor);
         expect(undone).toEqual(model.slice(kept.length).reverse());
         model = kept;
         fresh = fresh.filter((entry) => entry.blockNumber <= ancestor);
         if (ancestor < block) block = ancestor > 0n ? ancestor : 1n;
       } else {
-        expect([...journal.takeFresh()].map(read)).toEqual(fresh);
+        expect([...journal.takeFresh()]).toEqual(fresh);
         fresh = [];
       }
       expect(journal.length).toBe(model.length);
     }
-    expect([...journal.entries()].map(read)).toEqual(model);
+    expect([...journal.entries()]).toEqual(model);
   });
 
   it('hands out what was fresh when taken, whatever is appended before the entries are read', () => {
     const journal = new UndoJournal();
-    const none = () => false;
-    journal.push(1n, 0, 1n, none);
+    journal.push(1n, 0, 1n, 0);
     const taken = journal.takeFresh();
-    journal.push(2n, 1, 2n, none);
-    expect([...taken].map(read)).toEqual([{ blockNumber: 1n, side: 0, agentId: 1, previous: null }]);
+    journal.push(2n, 1, 2n, 0);
+    expect([...taken]).toEqual([{ blockNumber: 1n, side: 0, agentId: 1, previous: 0 }]);
     journal.takeFresh(); // taken, though never read
     expect([...journal.takeFresh()]).toEqual([]);
-    journal.push(3n, 2, 3n, none);
-    expect([...journal.takeFresh()].map(read)).toEqual([{ blockNumber: 3n, side: 2, agentId: 3, previous: null }]);
+    journal.push(3n, 2, 3n, 0);
+    expect([...journal.takeFresh()]).toEqual([{ blockNumber: 3n, side: 2, agentId: 3, previous: 0 }]);
   });
 
   it('records nothing for an agent id or a block number it cannot hold', () => {
     const journal = new UndoJournal();
-    const none = () => false;
-    expect(() => journal.push(1n, 0, 2n ** 32n, none)).toThrow(RangeError);
-    expect(() => journal.push(1n, 0, -1n, none)).toThrow(RangeError);
-    expect(() => journal.push(2n ** 53n, 0, 1n, none)).toThrow(RangeError);
+    expect(() => journal.push(1n, 0, 2n ** 32n, 0)).toThrow(RangeError);
+    expect(() => journal.push(1n, 0, -1n, 0)).toThrow(RangeError);
+    expect(() => journal.push(2n ** 53n, 0, 1n, 0)).toThrow(RangeError);
     expect(journal.length).toBe(0);
-    journal.push(5n, 2, 7n, none);
-    journal.push(2n ** 53n - 1n, 1, BigInt(MAX_AGENT_ID), none);
-    expect([...journal.entries()].map(read)).toEqual([
-      { blockNumber: 5n, side: 2, agentId: 7, previous: null },
-      { blockNumber: 2n ** 53n - 1n, side: 1, agentId: MAX_AGENT_ID, previous: null },
+    journal.push(5n, 2, 7n, 0);
+    journal.push(2n ** 53n - 1n, 1, BigInt(MAX_AGENT_ID), 0);
+    expect([...journal.entries()]).toEqual([
+      { blockNumber: 5n, side: 2, agentId: 7, previous: 0 },
+      { blockNumber: 2n ** 53n - 1n, side: 1, agentId: MAX_AGENT_ID, previous: 0 },
     ]);
   });
 });
