@@ -82,6 +82,18 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  /**
+   * Resolves once both connections are up: a publish fails at once before the publisher's is (see above). For a
+   * caller whose first messages matter; it waits through failed attempts, so a caller that must not wait long bounds it.
+   */
+  async ready(): Promise<void> {
+    await Promise.all(
+      [this.#publisher, this.#subscriber].map((connection) =>
+        connection.status === 'ready' ? undefined : new Promise((resolve) => connection.once('ready', resolve)),
+      ),
+    );
+  }
+
   /** Resolves once Redis has answered every SUBSCRIBE and UNSUBSCRIBE sent so far: from then on, other instances' messages arrive. */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);

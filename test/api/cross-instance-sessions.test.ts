@@ -39,6 +39,8 @@ describe.skipIf(!hasRedisServer())(`sessions across two instances sharing one Re
   const instance = async (): Promise<Instance> => {
     const store = await RedisStore.connect({ url: redis.url, keyPrefix: PREFIX });
     const events = new RedisEventBus({ url: redis.url, keyPrefix: PREFIX });
+    // a publish before the connection is up fails (a watch would then wait for its poll)
+    await events.ready();
     const services = createServices({
       chains: net.chains,
       store,
@@ -114,6 +116,7 @@ describe.skipIf(!hasRedisServer())(`sessions across two instances sharing one Re
     expect(proof.status).toBe('submitted');
     // a third party counts the writes as the events port tells them
     const observer = new RedisEventBus({ url: redis.url, keyPrefix: PREFIX });
+    await observer.ready();
     const notices: string[] = [];
     observer.subscribe(`session:${id}`, (notice) => notices.push(notice));
     await observer.flush();

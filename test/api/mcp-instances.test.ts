@@ -32,6 +32,8 @@ describe.skipIf(!hasRedisServer())('MCP sessions across two instances sharing on
   const instance = async (instanceId: string): Promise<ListeningApp> => {
     const store = await RedisStore.connect({ url: redis.url, keyPrefix: PREFIX });
     const events = new RedisEventBus({ url: redis.url, keyPrefix: PREFIX });
+    // a publish before the connection is up fails (a watch would then wait for its poll)
+    await events.ready();
     const service = await listeningApp(net.chains, { store, events, sessionSecret, mcp: { instanceId, waitMs: 60_000 } });
     closers.push(async () => {
       await service.close();
