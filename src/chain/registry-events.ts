@@ -12,6 +12,8 @@
 // checkpoint still on the chain (the common ancestor, or an earlier block), tells the reorg listeners (they drop
 // what they learned after it) and delivers again from there; with no checkpoint left on the chain it starts over
 // from the deploy block (the rewind listeners). It is not live while it does so, so caches bypass themselves.
+// Within REORG_WINDOW of the head every window is a checkpoint, its hash read before its logs: a poll that fails
+// after some windows leaves none of them unchecked, and a hash never vouches for logs read from another branch.
 //
 // Checks: what the logs do not announce (a proof provider's name or strength is the provider's own state, and a
 // provider need not log its changes) can be read at the block a poll ends at, in the same batched round trip as
@@ -115,6 +117,12 @@ export interface Checkpoint {
   hash: Hash;
 }
 
+/** A window's logs, and near the head the hash its last block had before they were read. */
+interface WindowRead {
+  logs: RegistryLog[];
+  hash: Hash | undefined;
+}
+
 /** Where a backfill stands: the blocks delivered since it began, those left, its pace and what that leaves. */
 export interface IndexingProgress {
   blocksDone: number;
@@ -160,7 +168,7 @@ export class RegistryEventFollower {
   /** The last poll failed (the chain did not answer): until one succeeds, changes may go unheard. */
   #failing = false;
   #caughtUp = false;
-  #readyWaiters: (() => void)[] = [];
+  readonly #readyWaiters = new Set<() => void>();
 
   constructor(client: ChainClient, registry: Address, fromBlock: bigint, options: FollowerOptions) {
     this.#client = client;
@@ -314,10 +322,26 @@ export class RegistryEventFollower {
     await this.#queue;
   }
 
-  /** Resolves when the follower has caught up once (immediately if it has). */
-  ready(): Promise<void> {
+  /**
+   * Resolves when the follower has caught up once (immediately if it has). With `signal`, rejects with its reason
+   * when it aborts first, and forgets the waiter: a backfill may last hours, and each request that gives up on it
+   * would otherwise be kept until then.
+   */
+  ready(signal?: AbortSignal): Promise<void> {
     if (this.#caughtUp) return Promise.resolve();
-    return new Promise((resolve) => this.#readyWaiters.push(resolve));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const waiter = () => {
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      };
+      const aborted = () => {
+        this.#readyWaiters.delete(waiter);
+        reject(signal?.reason);
+      };
+      this.#readyWaiters.add(waiter);
+      signal?.addEventListener('abort', aborted, { once: true });
+    });
   }
 
   /** Polls now (after any poll in progress) and resolves when the logs up to the latest block are delivered. */
@@ -335,7 +359,8 @@ export class RegistryEventFollower {
     } catch (error) {
       this.#options.onError?.(error);
     } finally {
-      this.#looping = false;
+      // a loop of an earlier start() ending under a newer one leaves the newer one's mark in place
+      if (this.#generation === generation) this.#looping = false;
     }
     if (!current()) return;
     // a block announced during the poll may not be in it: poll again now
@@ -428,13 +453,20 @@ export class RegistryEventFollower {
      * The next window's eth_getLogs, sent before this window's logs are delivered (the node works meanwhile). One:
      * with two in flight a first indexing of 100,000 agents on a local anvil took 7.5-7.7 s against 4.9-6.1 s.
      */
-    let ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<RegistryLog[]> } | undefined;
-    const request = (fromBlock: bigint, toBlock: bigint): Promise<RegistryLog[]> => {
+    let ahead: { fromBlock: bigint; toBlock: bigint; logs: Promise<WindowRead> } | undefined;
+    const request = (fromBlock: bigint, toBlock: bigint): Promise<WindowRead> => {
       // the checks' reads go out in the same tick as the last range's eth_getLogs: one batched round trip
       if (toBlock === latest) checks ??= this.#runChecks(latest);
-      const logs = this.#getLogs(fromBlock, toBlock);
-      logs.catch(() => undefined); // a window read ahead may be dropped unread (a stop, a smaller window)
-      return logs;
+      // Within a reorganisation's reach of the head, a window short of it is checkpointed once delivered, with the
+      // hash its last block had before its logs were read: a poll that fails after it leaves no delivered block
+      // unchecked behind the last checkpoint, and a branch switching between the two reads leaves a checkpoint that
+      // the next poll finds stale (the window is read again), never one that vouches for logs of another branch.
+      const read =
+        toBlock < latest && latest - toBlock < REORG_WINDOW
+          ? this.#hashAt(toBlock).then(async (hash) => ({ logs: await this.#getLogs(fromBlock, toBlock), hash }))
+          : this.#getLogs(fromBlock, toBlock).then((logs) => ({ logs, hash: undefined }));
+      read.catch(() => undefined); // a window read ahead may be dropped unread (a stop, a smaller window)
+      return read;
     };
     const windowEnd = (fromBlock: bigint): bigint => (fromBlock + window - 1n < latest ? fromBlock + window - 1n : latest);
     try {
@@ -444,8 +476,9 @@ export class RegistryEventFollower {
         const pending = ahead?.fromBlock === fromBlock && ahead.toBlock === toBlock ? ahead.logs : request(fromBlock, toBlock);
         ahead = undefined;
         let logs: RegistryLog[];
+        let hash: Hash | undefined;
         try {
-          logs = await pending;
+          ({ logs, hash } = await pending);
         } catch (error) {
           // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
           if (window > 1n) {
@@ -466,8 +499,11 @@ export class RegistryEventFollower {
         this.#deliver(logs, toBlock, latest);
         for (const applyCheck of apply) applyCheck();
         const stopping = !this.#running;
-        // and at a stop(), so that a stopped backfill's progress is stored too
-        if (toBlock < latest && (stopping || this.#options.clock() - checkpointedAt >= this.#options.checkpointEveryMs)) {
+        if (hash !== undefined && this.#processed === toBlock) {
+          this.#checkpoint({ number: toBlock, hash });
+          checkpointedAt = this.#options.clock();
+        } else if (toBlock < latest && (stopping || this.#options.clock() - checkpointedAt >= this.#options.checkpointEveryMs)) {
+          // deeper in the history (and at a stop(), so that a stopped backfill's progress is stored too)
           await this.#checkpointWithin(logs, toBlock);
           checkpointedAt = this.#options.clock();
         }
@@ -491,7 +527,9 @@ export class RegistryEventFollower {
           this.#options.onError?.(error);
         }
       }
-      for (const resolve of this.#readyWaiters.splice(0)) resolve();
+      const waiters = [...this.#readyWaiters];
+      this.#readyWaiters.clear();
+      for (const resolve of waiters) resolve();
     }
   }
 
@@ -524,8 +562,9 @@ export class RegistryEventFollower {
   }
 
   /**
-   * A checkpoint at `toBlock`, the end of a window short of the head. Its hash comes with the window's last log when
-   * that log is in `toBlock`, else from one eth_getBlockByNumber. Checks are not run: they read the head's state.
+   * A checkpoint at `toBlock`, the end of a window short of the head and beyond a reorganisation's reach. Its hash
+   * comes with the window's last log when that log is in `toBlock`, else from one eth_getBlockByNumber. Checks are not
+   * run: they read the head's state.
    */
   async #checkpointWithin(logs: readonly RegistryLog[], toBlock: bigint): Promise<void> {
     const last = logs.reduce<RegistryLog | undefined>(

@@ -919,13 +919,10 @@ export class AgentQueryService {
     }
     if (follower.isLive()) return;
     const waitMs = this.#options.indexWaitMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      follower.ready().then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), waitMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const timedOut = await follower.ready(AbortSignal.timeout(waitMs)).then(
+      () => false,
+      () => true,
+    );
     if (timedOut) {
       throw new ServiceError(503, `The agent index of ${gateway.network} is still reading the registry's logs; retry shortly`);
     }

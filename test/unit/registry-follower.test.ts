@@ -10,18 +10,22 @@ import { RegistryEventFollower } from '../../src/chain/registry-events.js';
 const REGISTRY = '0x0000000000000000000000000000000000000001';
 
 /**
- * A chain of `head` blocks with one registry log in each block from 3 on; `fail` makes every call throw. Blocks
- * from `forkedFrom` on are those of branch `branch` (their hashes differ from other branches').
+ * A chain of `head` blocks with one registry log in each block from 3 on; `fail` makes every call throw, and
+ * `failLogsFrom` every eth_getLogs whose range ends at or after that block. Blocks from `forkedFrom` on are those of
+ * branch `branch` (their hashes differ from other branches'). `polls` counts the reads of the head.
  */
 function fakeChain() {
   const chain = {
     head: 10n,
     fail: false,
+    failLogsFrom: undefined as bigint | undefined,
     branch: 0,
     forkedFrom: 0n,
+    polls: 0,
     client: {
       getBlock: async ({ blockNumber, blockTag }: { blockNumber?: bigint; blockTag?: 'latest' }) => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
+        if (blockTag === 'latest') chain.polls++;
         const number = blockTag === 'latest' ? chain.head : (blockNumber as bigint);
         if (number > chain.head) throw new BlockNotFoundError({ blockNumber: number });
         const branch = number >= chain.forkedFrom ? chain.branch : 0;
@@ -36,6 +40,7 @@ function fakeChain() {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
         if (method !== 'eth_getLogs') throw new Error(`unexpected ${method}`);
         const [fromBlock, toBlock] = [hexToBigInt(params[0].fromBlock), hexToBigInt(params[0].toBlock)];
+        if (chain.failLogsFrom !== undefined && toBlock >= chain.failLogsFrom) throw new Error('eth_getLogs: upstream timeout');
         const logs: object[] = [];
         for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) {
           const blockHash = pad(toHex(block * 1000n + BigInt(block >= chain.forkedFrom ? chain.branch : 0)));
@@ -129,6 +134,74 @@ describe('RegistryEventFollower', () => {
     await follower.syncNow();
     expect(reorgs).toEqual([10n]);
     expect(delivered).toEqual([]);
+    await follower.stop();
+  });
+
+  it("checkpoints every window within a reorganisation's reach of the head: a poll that fails after some leaves none of them unchecked", async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, maxLogRange: 2n });
+    const delivered = new Map<bigint, Hex>();
+    const reorgs: bigint[] = [];
+    follower.subscribe((logs) => {
+      for (const log of logs) delivered.set(log.blockNumber, log.blockHash as Hex);
+    });
+    follower.onReorg((ancestor) => {
+      reorgs.push(ancestor);
+      for (const block of delivered.keys()) if (block > ancestor) delivered.delete(block);
+    });
+    await follower.start();
+    // twenty blocks more, read two at a time; the node times out from block 17 on, after 11-16 were delivered
+    chain.head = 30n;
+    chain.failLogsFrom = 17n;
+    await expect(follower.syncNow()).rejects.toThrow(/upstream timeout/);
+    expect(follower.processedBlock).toBe(16n);
+    // blocks from 14 on are replaced by another branch, and the node answers again
+    chain.branch = 1;
+    chain.forkedFrom = 14n;
+    chain.failLogsFrom = undefined;
+    await follower.syncNow();
+    expect(reorgs).toEqual([12n]);
+    for (let block = 3n; block <= 30n; block++) expect(delivered.get(block)).toBe(pad(toHex(block * 1000n + (block >= 14n ? 1n : 0n))));
+    await follower.stop();
+  });
+
+  it('runs one poll loop after a stop() and start() while a poll is under way', async () => {
+    const chain = fakeChain();
+    let wake: (() => void) | undefined;
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, {
+      intervalMs: 100,
+      heads: (onHead) => {
+        wake = onHead;
+        return () => undefined;
+      },
+    });
+    await follower.start();
+    const stopped = follower.stop(); // the poll of start() may still be queued: not awaited
+    await follower.start();
+    await stopped;
+    wake?.();
+    chain.polls = 0;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // one loop polls at most ten times a second (every 100 ms, later on a busy machine); two would poll twenty
+    expect(chain.polls).toBeLessThanOrEqual(12);
+    expect(chain.polls).toBeGreaterThan(0);
+    await follower.stop();
+  });
+
+  it('ready(signal): a waiter that gives up is let go, the others are resolved at the catch-up', async () => {
+    const chain = fakeChain();
+    chain.fail = true;
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000 });
+    void follower.start().catch(() => undefined);
+    const patient = follower.ready();
+    await expect(follower.ready(AbortSignal.timeout(20))).rejects.toThrow(/timeout/i);
+    const aborted = new AbortController();
+    aborted.abort(new Error('the client went away'));
+    await expect(follower.ready(aborted.signal)).rejects.toThrow(/went away/);
+    chain.fail = false;
+    await follower.syncNow();
+    await patient;
+    await follower.ready(AbortSignal.timeout(20));
     await follower.stop();
   });
 
