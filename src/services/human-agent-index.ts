@@ -253,6 +253,11 @@ export class HumanAgentIndex {
     return { rewritten, entries };
   }
 
+  /** The next takeJournal() holds the whole journal: a stored copy whose writes failed replaces its journal rather than collect entries. */
+  retakeJournal(): void {
+    this.#journalRewritten = true;
+  }
+
   /** Every bucket counts as changed, and the whole journal: the next takes hold the whole index (a writer taking over the store). */
   markAllChanged(): void {
     this.#journalRewritten = true;

@@ -8,14 +8,18 @@
 //   holds every change of the last blocks a reorganisation may drop (on a busy chain, a megabyte): a poll writes only
 //   what it added, and a segment whose every block is older than the oldest checkpoint kept is deleted, since no
 //   reorganisation undoes it. After a rewind the journal is written again whole, as one segment.
-// - Resume: the stored index is loaded and the follower continues after its last checkpoint; the follower's first
-//   poll checks that block's hash, undoes a reorganisation through the older stored checkpoints and the journal, or
-//   starts over from the deploy block (then the stored buckets are replaced).
+// - Resume: the stored index is loaded (its record read again after its parts, so that what is loaded is one write's
+//   though another instance writes meanwhile) and the follower continues after its last checkpoint; the follower's
+//   first poll checks that block's hash, undoes a reorganisation through the older stored checkpoints and the
+//   journal, or starts over from the deploy block (then the stored buckets are replaced).
 // - One writer at a time: instances sharing a store (Redis) take a lease to write; each lease comes with a fencing
-//   token, a number that grows with every lease taken, stored with the checkpoint. A write whose token is older than
-//   the stored one is refused inside the store's transaction: a writer paused past its lease cannot overwrite what
-//   its successor stored. Instances that do not hold the lease follow the chain from the stored index and keep
-//   their own copy current in memory, and take the lease over when it expires (then write the whole index once).
+//   token, a number that grows with every lease taken, written into the checkpoint record as the lease is taken and
+//   with every write. A write whose token is older than the stored one is refused inside the store's transaction: a
+//   writer paused past its lease cannot overwrite what its successor stored, from the moment the successor took the
+//   lease. Instances that do not hold the lease follow the chain from the stored index and keep their own copy
+//   current in memory, and take the lease over when it expires (then write the whole index once).
+// - While the store does not answer, the writes wait merged into one, which carries the whole journal (not every
+//   entry made during the outage).
 import type { Hash } from 'viem';
 import type { Checkpoint, RegistryEventFollower } from '../chain/registry-events.js';
 import type { KeyValueStore } from '../store/key-value-store.js';
@@ -81,6 +85,9 @@ export class FencedWriteError extends Error {
 
 class LeaseHeld extends Error {}
 
+/** Reads of the stored index, each overtaken by a write, before a load gives up (a writer writes once a poll). */
+const CONSISTENT_READ_ATTEMPTS = 10;
+
 export class StoredAgentIndex {
   readonly #options: StoredAgentIndexOptions;
   readonly #leaseMs: number;
@@ -92,6 +99,8 @@ export class StoredAgentIndex {
   #renewedAt = Number.NEGATIVE_INFINITY;
   /** When a reader last tried to take the lease (it tries every third of the lease's term). */
   #triedAt = Number.NEGATIVE_INFINITY;
+  /** The last write failed (the store did not answer): the next snapshots take the whole journal. */
+  #unwritten = false;
   /** A write waiting for the one in flight; later polls merge into it. */
   #pending: Snapshot | undefined;
   #writing: Promise<void> | undefined;
@@ -147,17 +156,13 @@ export class StoredAgentIndex {
   }
 
   async #load(): Promise<boolean> {
-    const { store, index, follower } = this.#options;
+    const { index, follower } = this.#options;
     if (follower.running) return false; // already following from wherever it started
-    const stored = await store.get<StoredCheckpoint>(this.#key('checkpoint'));
-    if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return false;
-    const [segments, buckets] = await Promise.all([
-      Promise.all(stored.journal.map(([segment]) => store.get<StoredUndo[]>(this.#key(`journal:${segment}`)))),
-      Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`)))),
-    ]);
-    if (segments.some((segment) => !Array.isArray(segment)) || buckets.some((bucket) => bucket === undefined)) return false;
+    const read = await this.#read();
+    if (read === undefined) return false;
+    const { stored, segments, buckets } = read;
     try {
-      index.load(buckets as IndexBucket[], (segments as StoredUndo[][]).flat());
+      index.load(buckets, segments.flat());
     } catch (error) {
       // a bucket that does not decode: the index is rebuilt from the deploy block and replaces what is stored
       this.#options.onError?.(error);
@@ -166,6 +171,31 @@ export class StoredAgentIndex {
     follower.resumeFrom(stored.checkpoints.map(([number, hash]) => ({ number: BigInt(number), hash })));
     this.#lastStored = stored.checkpoints.at(-1)?.join(':');
     return true;
+  }
+
+  /**
+   * The checkpoint record and the buckets and journal segments it lists, all of one write: another instance may write
+   * while they are read (the parts are several keys), so the record is read again after its parts, and the whole read
+   * repeated until it is unchanged. Undefined when nothing complete is stored.
+   */
+  async #read(): Promise<{ stored: StoredCheckpoint; segments: StoredUndo[][]; buckets: IndexBucket[] } | undefined> {
+    const { store } = this.#options;
+    const key = this.#key('checkpoint');
+    let stored = await store.get<StoredCheckpoint>(key);
+    for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
+      if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return undefined;
+      const [segments, buckets] = await Promise.all([
+        Promise.all(stored.journal.map(([segment]) => store.get<StoredUndo[]>(this.#key(`journal:${segment}`)))),
+        Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`)))),
+      ]);
+      const again = await store.get<StoredCheckpoint>(key);
+      if (JSON.stringify(again) === JSON.stringify(stored)) {
+        if (segments.some((segment) => !Array.isArray(segment)) || buckets.some((bucket) => bucket === undefined)) return undefined;
+        return { stored, segments: segments as StoredUndo[][], buckets: buckets as IndexBucket[] };
+      }
+      stored = again;
+    }
+    throw new Error(`The stored agent index changed under ${CONSISTENT_READ_ATTEMPTS} reads in a row; not loaded`);
   }
 
   /**
@@ -211,6 +241,9 @@ export class StoredAgentIndex {
       return;
     }
     const changes = index.takeChanges();
+    // while the store does not answer, each poll's snapshot carries the whole journal (it replaces the one waiting):
+    // what waits stays the size of the journal, however long the outage
+    if (this.#unwritten) index.retakeJournal();
     const journal = index.takeJournal();
     const last = checkpoints.at(-1);
     const unchanged =
@@ -238,6 +271,7 @@ export class StoredAgentIndex {
       this.#pending = undefined;
       try {
         await this.#write(snapshot, this.#token);
+        this.#unwritten = false;
       } catch (error) {
         if (error instanceof FencedWriteError) {
           // a newer writer stored its index (not a fault: what fencing is for): this one only reads from now on
@@ -247,6 +281,7 @@ export class StoredAgentIndex {
         }
         // the store did not answer: written with the next poll's changes
         this.#pending = this.#pending ? merged(snapshot, this.#pending) : snapshot;
+        this.#unwritten = true;
         this.#options.onError?.(error);
         return;
       }
@@ -322,6 +357,18 @@ export class StoredAgentIndex {
         return undefined;
       });
     if (token === undefined || this.#stopping) return;
+    // the token goes into the checkpoint record at once, not with this writer's first write: from here on a writer
+    // paused past its lease (it holds an older token) has its writes refused, also before this one writes
+    const fenced = await store
+      .update<StoredCheckpoint>(this.#key('checkpoint'), (current) => (current && current.token < token ? { ...current, token } : current))
+      .then(
+        () => true,
+        (error: unknown) => {
+          this.#options.onError?.(error);
+          return false;
+        },
+      );
+    if (!fenced || this.#stopping) return;
     this.#token = token;
     this.#takeover = true;
     this.#renewedAt = this.#clock();
