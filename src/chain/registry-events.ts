@@ -12,8 +12,9 @@
 // checkpoint still on the chain (the common ancestor, or an earlier block), tells the reorg listeners (they drop
 // what they learned after it) and delivers again from there; with no checkpoint left on the chain it starts over
 // from the deploy block (the rewind listeners). It is not live while it does so, so caches bypass themselves.
-// Within REORG_WINDOW of the head every window is a checkpoint, its hash read before its logs: a poll that fails
-// after some windows leaves none of them unchecked, and a hash never vouches for logs read from another branch.
+// Within REORG_WINDOW of the head every window is a checkpoint, its hash read before its logs, and linked to the
+// window before by its first block's parent hash: a poll that fails after some windows leaves none of them unchecked,
+// and a branch that forks under a poll is seen at the next window rather than vouched for by a newer checkpoint.
 //
 // Checks: what the logs do not announce (a proof provider's name or strength is the provider's own state, and a
 // provider need not log its changes) can be read at the block a poll ends at, in the same batched round trip as
@@ -117,10 +118,11 @@ export interface Checkpoint {
   hash: Hash;
 }
 
-/** A window's logs, and near the head the hash its last block had before they were read. */
+/** A window's logs, and near the head the hash of its last block and the parent hash of its first, read before them. */
 interface WindowRead {
   logs: RegistryLog[];
   hash: Hash | undefined;
+  parentHash: Hash | undefined;
 }
 
 /** Where a backfill stands: the blocks delivered since it began, those left, its pace and what that leaves. */
@@ -395,8 +397,14 @@ export class RegistryEventFollower {
 
   /** The hash of the chain's block at `number` now; undefined when the chain is shorter. */
   async #hashAt(number: bigint): Promise<Hash | undefined> {
+    return (await this.#blockAt(number))?.hash;
+  }
+
+  /** The hash and parent hash of the chain's block at `number` now; undefined when the chain is shorter. */
+  async #blockAt(number: bigint): Promise<{ hash: Hash; parentHash: Hash } | undefined> {
     try {
-      return (await this.#client.getBlock({ blockNumber: number, includeTransactions: false })).hash ?? undefined;
+      const { hash, parentHash } = await this.#client.getBlock({ blockNumber: number, includeTransactions: false });
+      return hash ? { hash, parentHash } : undefined;
     } catch (error) {
       if (error instanceof BlockNotFoundError) return undefined;
       throw error;
@@ -410,8 +418,10 @@ export class RegistryEventFollower {
   async #undoReorg(): Promise<void> {
     const older = this.#checkpoints.slice(0, -1);
     const hashes = await Promise.all(older.map((checkpoint) => this.#hashAt(checkpoint.number)));
-    let kept = older.length;
-    while (kept > 0 && hashes[kept - 1] !== older[kept - 1]?.hash) kept--;
+    // the checkpoints kept are those before the oldest one the chain no longer has: a newer one that matches does
+    // not vouch for blocks below an older one that does not
+    let kept = 0;
+    while (kept < older.length && hashes[kept] === older[kept]?.hash) kept++;
     const ancestor = older[kept - 1];
     if (ancestor === undefined) {
       this.#startOver();
@@ -460,11 +470,16 @@ export class RegistryEventFollower {
       // Within a reorganisation's reach of the head, a window short of it is checkpointed once delivered, with the
       // hash its last block had before its logs were read: a poll that fails after it leaves no delivered block
       // unchecked behind the last checkpoint, and a branch switching between the two reads leaves a checkpoint that
-      // the next poll finds stale (the window is read again), never one that vouches for logs of another branch.
+      // the next poll finds stale (the window is read again). Its first block's parent hash, read with it, links it
+      // to the window before: a branch that forked below this window meanwhile is seen before its logs are delivered.
       const read =
         toBlock < latest && latest - toBlock < REORG_WINDOW
-          ? this.#hashAt(toBlock).then(async (hash) => ({ logs: await this.#getLogs(fromBlock, toBlock), hash }))
-          : this.#getLogs(fromBlock, toBlock).then((logs) => ({ logs, hash: undefined }));
+          ? Promise.all([this.#blockAt(fromBlock), fromBlock === toBlock ? undefined : this.#hashAt(toBlock)]).then(async ([first, last]) => ({
+              logs: await this.#getLogs(fromBlock, toBlock),
+              hash: fromBlock === toBlock ? first?.hash : last,
+              parentHash: first?.parentHash,
+            }))
+          : this.#getLogs(fromBlock, toBlock).then((logs) => ({ logs, hash: undefined, parentHash: undefined }));
       read.catch(() => undefined); // a window read ahead may be dropped unread (a stop, a smaller window)
       return read;
     };
@@ -477,8 +492,9 @@ export class RegistryEventFollower {
         ahead = undefined;
         let logs: RegistryLog[];
         let hash: Hash | undefined;
+        let parentHash: Hash | undefined;
         try {
-          ({ logs, hash } = await pending);
+          ({ logs, hash, parentHash } = await pending);
         } catch (error) {
           // Nodes cap the block range (or the result size) of eth_getLogs: try a smaller window.
           if (window > 1n) {
@@ -487,6 +503,14 @@ export class RegistryEventFollower {
             continue;
           }
           throw error;
+        }
+        const previous = this.#checkpoints.at(-1);
+        if (parentHash !== undefined && previous?.number === fromBlock - 1n && previous.hash !== parentHash) {
+          // the chain forked below this window since the last checkpoint (which it no longer holds): back to a
+          // checkpoint still on it, and on from there
+          this.#recovering = true;
+          await this.#undoReorg();
+          continue;
         }
         window = nextWindow(window, logs.length, this.#options.maxLogRange);
         this.#window = window;

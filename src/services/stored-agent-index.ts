@@ -85,8 +85,12 @@ export class FencedWriteError extends Error {
 
 class LeaseHeld extends Error {}
 
-/** Reads of the stored index, each overtaken by a write, before a load gives up (a writer writes once a poll). */
-const CONSISTENT_READ_ATTEMPTS = 10;
+/**
+ * Reads of the stored index, each overtaken by a write, before a load gives up; between them a random pause of up to
+ * CONSISTENT_READ_PAUSE_MS times the attempt (at most eight times): a writer writes once a poll, about once a block.
+ */
+const CONSISTENT_READ_ATTEMPTS = 30;
+const CONSISTENT_READ_PAUSE_MS = 100;
 
 export class StoredAgentIndex {
   readonly #options: StoredAgentIndexOptions;
@@ -176,14 +180,16 @@ export class StoredAgentIndex {
   /**
    * The checkpoint record and the buckets and journal segments it lists, all of one write: another instance may write
    * while they are read (the parts are several keys), so the record is read again after its parts, and the whole read
-   * repeated until it is unchanged. Undefined when nothing complete is stored.
+   * repeated until it is unchanged, after a random pause that moves it off the writer's rhythm (a write a poll).
+   * Undefined when nothing complete is stored.
    */
   async #read(): Promise<{ stored: StoredCheckpoint; segments: StoredUndo[][]; buckets: IndexBucket[] } | undefined> {
     const { store } = this.#options;
     const key = this.#key('checkpoint');
+    const usable = (record: StoredCheckpoint | undefined): record is StoredCheckpoint =>
+      record?.format === STORED_INDEX_FORMAT && record.checkpoints.length > 0;
     let stored = await store.get<StoredCheckpoint>(key);
-    for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
-      if (!stored || stored.format !== STORED_INDEX_FORMAT || stored.checkpoints.length === 0) return undefined;
+    for (let attempt = 1; usable(stored); attempt++) {
       const [segments, buckets] = await Promise.all([
         Promise.all(stored.journal.map(([segment]) => store.get<StoredUndo[]>(this.#key(`journal:${segment}`)))),
         Promise.all(stored.buckets.map((bucket) => store.get<IndexBucket>(this.#key(`bucket:${bucket}`)))),
@@ -194,8 +200,13 @@ export class StoredAgentIndex {
         return { stored, segments: segments as StoredUndo[][], buckets: buckets as IndexBucket[] };
       }
       stored = again;
+      if (!usable(stored)) break;
+      if (attempt === CONSISTENT_READ_ATTEMPTS) {
+        throw new Error(`The stored agent index changed under ${CONSISTENT_READ_ATTEMPTS} reads in a row; not loaded`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * CONSISTENT_READ_PAUSE_MS * Math.min(attempt, 8)));
     }
-    throw new Error(`The stored agent index changed under ${CONSISTENT_READ_ATTEMPTS} reads in a row; not loaded`);
+    return undefined;
   }
 
   /**

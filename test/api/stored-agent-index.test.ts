@@ -340,7 +340,8 @@ describe('two instances on one Redis', () => {
     // A pauses past its lease; B starts meanwhile and takes the lease as it loads the stored index
     await a.services.queries.follower('testnet').stop();
     await new Promise((resolve) => setTimeout(resolve, leaseMs + 200));
-    const b = await instance(await connect(), { instanceId: 'b', indexLeaseMs: leaseMs, start: false });
+    // B's lease outlasts the test (B is not started, so it does not renew): A cannot take it back meanwhile
+    const b = await instance(await connect(), { instanceId: 'b', indexLeaseMs: 60_000, start: false });
     const storedB = b.services.queries.storedIndex('testnet')!;
     expect(await storedB.resume()).toBe(true);
     expect(storedB.token).toBeGreaterThan(tokenA);

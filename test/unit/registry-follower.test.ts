@@ -22,14 +22,16 @@ function fakeChain() {
     branch: 0,
     forkedFrom: 0n,
     polls: 0,
+    /** Called after each eth_getLogs is answered, with the range's last block. */
+    onLogs: undefined as ((toBlock: bigint) => void) | undefined,
     client: {
       getBlock: async ({ blockNumber, blockTag }: { blockNumber?: bigint; blockTag?: 'latest' }) => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
         if (blockTag === 'latest') chain.polls++;
         const number = blockTag === 'latest' ? chain.head : (blockNumber as bigint);
         if (number > chain.head) throw new BlockNotFoundError({ blockNumber: number });
-        const branch = number >= chain.forkedFrom ? chain.branch : 0;
-        return { number, hash: pad(toHex(number * 1000n + BigInt(branch))) };
+        const hashOf = (at: bigint) => pad(toHex(at * 1000n + BigInt(at >= chain.forkedFrom ? chain.branch : 0)));
+        return { number, hash: hashOf(number), parentHash: hashOf(number - 1n) };
       },
       getBlockNumber: async () => {
         if (chain.fail) throw new Error('testnet chain unreachable: connection refused');
@@ -41,11 +43,13 @@ function fakeChain() {
         if (method !== 'eth_getLogs') throw new Error(`unexpected ${method}`);
         const [fromBlock, toBlock] = [hexToBigInt(params[0].fromBlock), hexToBigInt(params[0].toBlock)];
         if (chain.failLogsFrom !== undefined && toBlock >= chain.failLogsFrom) throw new Error('eth_getLogs: upstream timeout');
+        const afterwards = chain.onLogs;
         const logs: object[] = [];
         for (let block = fromBlock < 3n ? 3n : fromBlock; block <= toBlock; block++) {
           const blockHash = pad(toHex(block * 1000n + BigInt(block >= chain.forkedFrom ? chain.branch : 0)));
           logs.push({ address: REGISTRY, topics: [], data: '0x', blockNumber: toHex(block), logIndex: '0x0', blockHash });
         }
+        afterwards?.(toBlock);
         return logs;
       },
     } as unknown as ChainClient,
@@ -162,6 +166,33 @@ describe('RegistryEventFollower', () => {
     await follower.syncNow();
     expect(reorgs).toEqual([12n]);
     for (let block = 3n; block <= 30n; block++) expect(delivered.get(block)).toBe(pad(toHex(block * 1000n + (block >= 14n ? 1n : 0n))));
+    await follower.stop();
+  });
+
+  it('sees a branch that forks below the windows a poll already delivered, and goes back under the fork', async () => {
+    const chain = fakeChain();
+    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, maxLogRange: 2n });
+    const delivered = new Map<bigint, Hex>();
+    const reorgs: bigint[] = [];
+    follower.subscribe((logs) => {
+      for (const log of logs) delivered.set(log.blockNumber, log.blockHash as Hex);
+    });
+    follower.onReorg((ancestor) => {
+      reorgs.push(ancestor);
+      for (const block of delivered.keys()) if (block > ancestor) delivered.delete(block);
+    });
+    await follower.start();
+    chain.head = 30n;
+    // once blocks 15-16 are read, the chain switches to a branch forked at block 12: the windows after them are read
+    // from it, and their own hashes match it
+    chain.onLogs = (toBlock) => {
+      if (toBlock !== 16n || chain.branch === 1) return;
+      chain.branch = 1;
+      chain.forkedFrom = 12n;
+    };
+    await follower.syncNow();
+    expect(reorgs).toEqual([10n]);
+    for (let block = 3n; block <= 30n; block++) expect(delivered.get(block)).toBe(pad(toHex(block * 1000n + (block >= 12n ? 1n : 0n))));
     await follower.stop();
   });
 
