@@ -280,14 +280,16 @@ describe('two instances on one Redis', () => {
     if (redisAvailable) redis = await startRedisServer();
   });
   afterAll(() => redis?.stop());
+  /** Connections to the Redis, under `keyPrefix` (each test its own), closed after the file. */
+  const connector = (keyPrefix: string) => async () => {
+    const store = await RedisStore.connect({ url: redis!.url, keyPrefix });
+    stores.push(store);
+    return store;
+  };
 
   it('one writer at a time; a writer paused past its lease has its write refused by the fencing token', async (context) => {
     if (!redisAvailable) context.skip(REDIS_MISSING);
-    const connect = async () => {
-      const store = await RedisStore.connect({ url: redis!.url, keyPrefix: 'fencing:' });
-      stores.push(store);
-      return store;
-    };
+    const connect = connector('fencing:');
     const leaseMs = 1_000;
     const store = await connect();
     const a = await instance(store, { instanceId: 'a', indexLeaseMs: leaseMs });
@@ -325,11 +327,7 @@ describe('two instances on one Redis', () => {
 
   it("a writer's lease taken over at a start: its writes are refused from the takeover on, before the new writer writes", async (context) => {
     if (!redisAvailable) context.skip(REDIS_MISSING);
-    const connect = async () => {
-      const store = await RedisStore.connect({ url: redis!.url, keyPrefix: 'takeover:' });
-      stores.push(store);
-      return store;
-    };
+    const connect = connector('takeover:');
     const leaseMs = 1_000;
     const store = await connect();
     const a = await instance(store, { instanceId: 'a', indexLeaseMs: leaseMs });
@@ -361,11 +359,7 @@ describe('two instances on one Redis', () => {
 
   it('a start that loads while the writer writes loads one write whole: the record read again after its parts', async (context) => {
     if (!redisAvailable) context.skip(REDIS_MISSING);
-    const connect = async () => {
-      const store = await RedisStore.connect({ url: redis!.url, keyPrefix: 'consistent:' });
-      stores.push(store);
-      return store;
-    };
+    const connect = connector('consistent:');
     const store = await connect();
     const a = await instance(store, { instanceId: 'a' });
     await synced(a);

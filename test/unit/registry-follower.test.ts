@@ -57,6 +57,24 @@ function fakeChain() {
   return chain;
 }
 
+/**
+ * A follower of `chain` reading two blocks a window, with what it delivered (each block's hash, as a reorg listener
+ * keeps them: dropped after the ancestor) and the ancestors it went back to.
+ */
+function windowsOfTwo(chain: ReturnType<typeof fakeChain>) {
+  const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, maxLogRange: 2n });
+  const delivered = new Map<bigint, Hex>();
+  const reorgs: bigint[] = [];
+  follower.subscribe((logs) => {
+    for (const log of logs) delivered.set(log.blockNumber, log.blockHash as Hex);
+  });
+  follower.onReorg((ancestor) => {
+    reorgs.push(ancestor);
+    for (const block of delivered.keys()) if (block > ancestor) delivered.delete(block);
+  });
+  return { follower, delivered, reorgs };
+}
+
 describe('RegistryEventFollower', () => {
   it('is not live from a failed poll until one succeeds', async () => {
     const chain = fakeChain();
@@ -143,16 +161,7 @@ describe('RegistryEventFollower', () => {
 
   it("checkpoints every window within a reorganisation's reach of the head: a poll that fails after some leaves none of them unchecked", async () => {
     const chain = fakeChain();
-    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, maxLogRange: 2n });
-    const delivered = new Map<bigint, Hex>();
-    const reorgs: bigint[] = [];
-    follower.subscribe((logs) => {
-      for (const log of logs) delivered.set(log.blockNumber, log.blockHash as Hex);
-    });
-    follower.onReorg((ancestor) => {
-      reorgs.push(ancestor);
-      for (const block of delivered.keys()) if (block > ancestor) delivered.delete(block);
-    });
+    const { follower, delivered, reorgs } = windowsOfTwo(chain);
     await follower.start();
     // twenty blocks more, read two at a time; the node times out from block 17 on, after 11-16 were delivered
     chain.head = 30n;
@@ -171,16 +180,7 @@ describe('RegistryEventFollower', () => {
 
   it('sees a branch that forks below the windows a poll already delivered, and goes back under the fork', async () => {
     const chain = fakeChain();
-    const follower = new RegistryEventFollower(chain.client, REGISTRY, 1n, { intervalMs: 60_000, maxLogRange: 2n });
-    const delivered = new Map<bigint, Hex>();
-    const reorgs: bigint[] = [];
-    follower.subscribe((logs) => {
-      for (const log of logs) delivered.set(log.blockNumber, log.blockHash as Hex);
-    });
-    follower.onReorg((ancestor) => {
-      reorgs.push(ancestor);
-      for (const block of delivered.keys()) if (block > ancestor) delivered.delete(block);
-    });
+    const { follower, delivered, reorgs } = windowsOfTwo(chain);
     await follower.start();
     chain.head = 30n;
     // once blocks 15-16 are read, the chain switches to a branch forked at block 12: the windows after them are read
