@@ -95,8 +95,7 @@ describe('keepStreamsAlive', () => {
       const stream = new StreamReader(await fetch(`${base}/stream`));
       await stream.done;
       expect(closedAt).toBeGreaterThan(0);
-      // about one comment per interval, in between the events, and the two events intact
-      expect(stream.comments).toBeGreaterThanOrEqual(3);
+      // comments before and after the first event (a busy machine may merge intervals: no count), the events intact
       expect(stream.text.indexOf(KEEPALIVE_COMMENT)).toBeLessThan(stream.text.indexOf('data: {"n":1}'));
       expect(stream.text.lastIndexOf(KEEPALIVE_COMMENT)).toBeGreaterThan(stream.text.indexOf('data: {"n":1}'));
       expect(stream.events).toEqual([{ n: 1 }, { n: 2 }]);

@@ -128,9 +128,12 @@ describe.skipIf(!hasRedisServer())(`sessions across two instances sharing one Re
     expect(new Set(reads.map((read) => read.agentId)).size).toBe(1);
     expect(new Set(reads.map((read) => read.txHash))).toEqual(new Set([proof.status === 'submitted' ? proof.txHash : undefined]));
     const stored = (await new SessionRepository(a.store).get(id, 'register')) as RegistrationRecord;
-    // the record one writer completed, and the notices of one write
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(notices.filter((notice) => notice.startsWith('["completed"'))).toHaveLength(1);
+    // the record one writer completed, and the notices of one write (published after the write: awaited, then a
+    // second one given time to arrive)
+    const completions = () => notices.filter((notice) => notice.startsWith('["completed"')).length;
+    await expect.poll(completions, { timeout: 5_000 }).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(completions()).toBe(1);
     expect(stored).toMatchObject({ stage: 'completed', agentId: String(reads[0]?.agentId) });
     await observer.close();
   });

@@ -74,6 +74,7 @@ function intercepted<K extends keyof KeyValueStore>(
 }
 
 const checkpointKey = () => `agent-index:testnet:${TESTNET}:${system.deployment.contracts.registry.toLowerCase()}:checkpoint`;
+const leaseKey = () => checkpointKey().replace(/checkpoint$/, 'lease');
 
 /** eth_getLogs calls made on the test network so far. */
 async function getLogsCalls(metrics: Metrics): Promise<number> {
@@ -293,6 +294,8 @@ describe('two instances on one Redis', () => {
     const leaseMs = 1_000;
     const store = await connect();
     const a = await instance(store, { instanceId: 'a', indexLeaseMs: leaseMs });
+    // A keeps its lease while B starts, as its polls (an hour apart here) would renew it
+    await store.update(leaseKey(), (lease) => lease, 60_000);
     const b = await instance(await connect(), { instanceId: 'b', indexLeaseMs: leaseMs });
     const storedA = a.services.queries.storedIndex('testnet')!;
     const storedB = b.services.queries.storedIndex('testnet')!;
@@ -305,6 +308,7 @@ describe('two instances on one Redis', () => {
     // A pauses (its follower stops: no poll, no write, no renewal) past its lease
     await a.services.queries.follower('testnet').stop();
     const late = await registerLinked(system);
+    await store.update(leaseKey(), (lease) => lease, leaseMs);
     await new Promise((resolve) => setTimeout(resolve, leaseMs + 200));
     // B's next poll takes the lease with a newer token, the one after writes the whole index under it
     await synced(b);
@@ -313,6 +317,9 @@ describe('two instances on one Redis', () => {
     const byB = (await store.get<StoredCheckpoint>(checkpointKey()))!;
     expect(byB.token).toBeGreaterThan(tokenA);
     expect(await agentsOf(b, late.human)).toEqual([Number(late.agentId)]);
+    // B keeps its lease through what follows, as its polls (an hour apart here) would renew it: A, refused, must
+    // not find it free and take it back
+    await store.update(leaseKey(), (lease) => lease, 60_000);
 
     // A comes back believing it still writes: its write under the old token is refused, and it stops writing
     expect(storedA.writing).toBe(true);

@@ -62,6 +62,14 @@ describe('the log follower on new heads (WebSocket)', () => {
     const stopFirst = logs((batch) => first.push(...batch));
     const stopSecond = logs((batch) => second.push(...batch));
     try {
+      // the node's subscription is in place once it announces a registration (subscribing does not wait for it)
+      const warmUp = await registerWalletFree(system);
+      const heard = await eventually(
+        async () => first.some((log) => log.transactionHash === warmUp.txHash),
+        (found) => found,
+        10_000,
+      );
+      expect(heard.value).toBe(true);
       const agent = await registerWalletFree(system);
       const receipt = await system.client.getTransactionReceipt({ hash: agent.txHash });
       const expected = receipt.logs.filter((log) => isAddressEqual(log.address, registry)).map((log) => log.logIndex);

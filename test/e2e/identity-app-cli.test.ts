@@ -250,13 +250,17 @@ describe('identity-app arguments', () => {
     ['an unknown option', ['approve', 'selfapp://verify?selfApp=%7B%7D', '--passport']],
     ['an unknown document kind', ['approve', 'selfapp://verify?selfApp=%7B%7D', '--document', 'driving-licence']],
     ['an unknown command', ['accept', 'selfapp://verify?selfApp=%7B%7D']],
-  ])('%s: exit 2 with a one-line message', async (_label, args) => {
-    const run = await runCli(args, env());
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    const lines = run.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^identity-app: .+/);
-    expect(run.stderr).not.toMatch(/\n\s+at /);
-  });
+  ])(
+    '%s: exit 2 with a one-line message',
+    async (_label, args) => {
+      const run = await runCli(args, env());
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      const lines = run.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^identity-app: .+/);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    },
+    120_000,
+  );
 });

@@ -74,24 +74,26 @@ describe.skipIf(!redisAvailable)(`RedisStore on a real redis-server${redisAvaila
 
   it("expires entries by Redis's clock: set, update (kept or replaced), setIfAbsent and increment windows", async () => {
     const store = await open('expiry:');
-    await store.set('short', 'v', 200);
+    // long enough that the writes before the sleep all land within it on a busy machine
+    const TTL_MS = 1_000;
+    await store.set('short', 'v', TTL_MS);
     await store.set('forever', 'v');
-    await store.update<number>('kept', () => 1, 200);
+    await store.update<number>('kept', () => 1, TTL_MS);
     await store.update<number>('kept', (n) => (n ?? 0) + 1); // no ttl: the expiry stays
-    await store.update<number>('renewed', () => 1, 200);
+    await store.update<number>('renewed', () => 1, TTL_MS);
     await store.update<number>('renewed', (n) => (n ?? 0) + 1, 60_000);
-    expect(await store.setIfAbsent('claim', 1, 200)).toBe(true);
-    expect((await store.increment('window', 200)).count).toBe(1);
-    expect((await store.increment('window', 200)).count).toBe(2);
+    expect(await store.setIfAbsent('claim', 1, TTL_MS)).toBe(true);
+    expect((await store.increment('window', TTL_MS)).count).toBe(1);
+    expect((await store.increment('window', TTL_MS)).count).toBe(2);
     expect(await raw.pttl('expiry:short')).toBeGreaterThan(0);
     expect(await raw.pttl('expiry:forever'), 'no expiry').toBe(-1);
-    await sleep(350);
+    await sleep(TTL_MS + 500);
     expect(await store.get('short')).toBeUndefined();
     expect(await store.get('forever')).toBe('v');
     expect(await store.get('kept')).toBeUndefined();
     expect(await store.get('renewed')).toBe(2);
-    expect(await store.setIfAbsent('claim', 2, 200), 'the claim ended with its ttl').toBe(true);
-    expect((await store.increment('window', 200)).count, 'a new window').toBe(1);
+    expect(await store.setIfAbsent('claim', 2, TTL_MS), 'the claim ended with its ttl').toBe(true);
+    expect((await store.increment('window', TTL_MS)).count, 'a new window').toBe(1);
     expect(await store.keys('')).toEqual(['claim', 'forever', 'renewed', 'window']);
   });
 
