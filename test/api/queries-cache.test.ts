@@ -13,8 +13,11 @@ import { setMaxAgentsPerHuman } from '../support/registry.js';
 const TESTNET = 11142220;
 /** The embedded chains' polling interval (the service's default for them). */
 const POLL_MS = 200;
-/** One polling interval, plus the time to read the logs and answer on a busy test machine. */
-const ONE_POLL_BUDGET_MS = POLL_MS + 1_000;
+/**
+ * One polling interval, plus what a loaded test machine adds to reading the logs and answering (seconds at worst): a
+ * cached answer the change did not reach would stay as it was, far past it.
+ */
+const ONE_POLL_BUDGET_MS = POLL_MS + 4_000;
 
 let networks: TestNetworks;
 let system: TestSystem;
@@ -143,7 +146,7 @@ describe('invalidation by the registry events', () => {
     const { value, elapsedMs } = await eventually(
       () => request(q.app).get(path),
       (res) => res.body.isVerified === false,
-      5_000,
+      10_000,
     );
     expect(value.body).toEqual({
       agentId: Number(agent.agentId),
@@ -168,7 +171,7 @@ describe('invalidation by the registry events', () => {
     const { value, elapsedMs } = await eventually(
       () => request(q.app).get(path),
       (res) => res.body.credentials?.nationality === 'GBR',
-      5_000,
+      10_000,
     );
     expect(value.body.credentials.nationality).toBe('GBR');
     expect(elapsedMs).toBeLessThan(ONE_POLL_BUDGET_MS);
@@ -185,7 +188,7 @@ describe('invalidation by the registry events', () => {
     const { value, elapsedMs } = await eventually(
       () => request(q.app).get(path),
       (res) => res.body.agentCountForHuman === 2,
-      5_000,
+      10_000,
     );
     expect(value.body.agentCountForHuman).toBe(2);
     expect(elapsedMs).toBeLessThan(ONE_POLL_BUDGET_MS);
