@@ -21,7 +21,11 @@ import { setMaxAgentsPerHuman } from '../support/registry.js';
 import { freePort, spawnService } from '../support/service-process.js';
 
 const TESTNET = 11142220;
-const LEASE_MS = 2_000;
+/**
+ * Short, so that the test does not wait long for A's to run out; and several of a writer's polls (a second apart
+ * against an external RPC) long, so that a loaded machine's stalls do not hand it over before A is frozen.
+ */
+const LEASE_MS = 5_000;
 const KEY_PREFIX = 'index-fencing:';
 
 interface Instance {
