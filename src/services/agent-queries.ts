@@ -350,6 +350,11 @@ export class AgentQueryService {
       if (follower.caughtUp) changed(answerKeys.human(network, address));
     });
     follower.subscribe((logs, toBlock, head) => index.apply(logs, toBlock, head));
+    // a backfill fills the index in memory, fast; once live it moves to a temporary database, so that the process's
+    // memory does not grow with the registry (disk-value-table.ts); sqlite failing leaves it in memory
+    follower.onCaughtUp(() => {
+      index.moveToDisk().catch((error: unknown) => this.#options.onFollowerError?.(network, error));
+    });
     const registrations = new RecentRegistrations();
     follower.subscribe((logs) => registrations.note(logs));
     const { store } = this.#options;
@@ -401,6 +406,11 @@ export class AgentQueryService {
   /** What a network's agent cache holds (diagnostics and tests). */
   cacheSize(network: NetworkName): AgentCache['size'] {
     return this.#networks[network].cache.size;
+  }
+
+  /** Where a network's agents-by-human index is held now (diagnostics and tests). */
+  indexStorage(network: NetworkName): HumanAgentIndex['storage'] {
+    return this.#networks[network].index.storage;
   }
 
   /** A network's stored index, when the service keeps one (diagnostics and tests). */

@@ -41,6 +41,22 @@ export const uint256Codec: ValueCodec<bigint> = {
   read: (from, offset) => BigInt(`0x${from.toString('hex', offset, offset + 32)}`),
 };
 
+/**
+ * What the registry index reads and changes of a table, whichever holds it: these typed arrays, or the temporary
+ * database a live index moves to (disk-value-table.ts). Values are numbered as heldBy() gives them (0: none), the
+ * same numbers in both, so the undo journal's entries stay good across the move.
+ */
+export interface ValueTable<V> {
+  get(agentId: bigint): V | undefined;
+  heldBy(agentId: number): number;
+  valueOf(held: number): V | undefined;
+  restore(agentId: number, held: number): void;
+  copyTo(agentId: number, target: Buffer, offset: number): boolean;
+  set(agentId: bigint, value: V | undefined): void;
+  agentIds(): Iterable<number>;
+  agentsOf(value: V): number[];
+}
+
 /** Agent ids the table holds: below this (its lists store id + 1 in 32 bits). */
 export const MAX_AGENT_ID = 0xffff_fffe;
 
@@ -54,7 +70,7 @@ function grown(array: Uint32Array<ArrayBuffer>, length: number): Uint32Array<Arr
   return larger;
 }
 
-export class AgentValueTable<V> {
+export class AgentValueTable<V> implements ValueTable<V> {
   readonly #codec: ValueCodec<V>;
   /** The value's width in 32-bit words. */
   readonly #words: number;
@@ -75,6 +91,8 @@ export class AgentValueTable<V> {
   #valueCount = 0;
   /** Open addressing, linear probing, at most half full: value number plus one per slot (0: empty). */
   #slots = new Uint32Array(16);
+  /** The agents whose value changed since trackTouched(), while a copy of the table is being made. */
+  #touched: Set<number> | undefined;
 
   constructor(codec: ValueCodec<V>) {
     this.#codec = codec;
@@ -93,6 +111,34 @@ export class AgentValueTable<V> {
   at(agentId: number): V | undefined {
     const held = this.#byAgent[agentId];
     return held ? this.#codec.read(this.#values, (held - 1) * this.#codec.width) : undefined;
+  }
+
+  /** How many values are numbered: heldBy() gives 1 to this. */
+  get valueCount(): number {
+    return this.#valueCount;
+  }
+
+  /** One past the highest agent id ever given a value. */
+  get agentEnd(): number {
+    return this.#agentEnd;
+  }
+
+  /** The bytes of the value numbered `held` (1 or more), a view of the table's memory valid until the next change. */
+  bytesOf(held: number): Buffer {
+    if (!Number.isInteger(held) || held < 1 || held > this.#valueCount) throw new RangeError(`No value numbered ${held}`);
+    const { width } = this.#codec;
+    return this.#values.subarray((held - 1) * width, held * width);
+  }
+
+  /** From now on, notes each agent whose value changes, until takeTouched() hands them over (and stops noting). */
+  trackTouched(): void {
+    this.#touched = new Set();
+  }
+
+  takeTouched(): Set<number> {
+    const touched = this.#touched ?? new Set<number>();
+    this.#touched = undefined;
+    return touched;
   }
 
   /**
@@ -152,6 +198,7 @@ export class AgentValueTable<V> {
     const id = Number(agentId);
     const held = this.#byAgent[id];
     if (!held) return;
+    this.#touched?.add(id);
     this.#byAgent[id] = 0;
     const number = held - 1;
     // unlink the agent from its value's list
@@ -201,6 +248,7 @@ export class AgentValueTable<V> {
     if (!Number.isSafeInteger(id) || id < 0 || id > MAX_AGENT_ID) throw new RangeError(`Agent id ${id} is outside the index's range`);
     if (this.#byAgent[id] === number + 1) return;
     this.remove(id);
+    this.#touched?.add(id);
     if (id >= this.#byAgent.length) {
       this.#byAgent = grown(this.#byAgent, id + 1);
       this.#next = grown(this.#next, id + 1);

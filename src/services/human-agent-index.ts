@@ -20,16 +20,36 @@
 // Addresses are kept in lower case: a checksum is a keccak256 per address, the bulk of a long backfill's work, and
 // the index only ever compares them.
 //
+// Where it is held: a backfill (or a load of the stored index) fills typed arrays (agent-value-table.ts), which take
+// 100,000 agents' values in 0.2 s; once the network is live, moveToDisk() copies them in slices to a temporary sqlite
+// database (disk-value-table.ts) and lets them go, so that the process's memory does not grow with the registry. A
+// clear() or a load() puts the index back in the arrays until the next move.
+//
 // Each address whose agents a log changes (the one that loses an agent and the one that gains it) is told to
 // `onChange` as the log is applied, so answers kept elsewhere follow (rewinds and clears are announced by the caller).
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type Database from 'better-sqlite3';
 import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
-import { AgentValueTable, addressCodec, MAX_AGENT_ID, uint256Codec } from './agent-value-table.js';
+import { AgentValueTable, addressCodec, MAX_AGENT_ID, uint256Codec, type ValueTable } from './agent-value-table.js';
+import { DiskValueTable, inTransaction, temporaryDatabase } from './disk-value-table.js';
 import { type JournalEntry, type JournalSide, UndoJournal } from './undo-journal.js';
 
-type AddressIndex = AgentValueTable<Address>;
-type Side = AddressIndex | AgentValueTable<bigint>;
+type AddressIndex = ValueTable<Address>;
+type Side = AddressIndex | ValueTable<bigint>;
+/** The owners, guardians and nullifiers, by their journal side code. */
+type Tables = readonly [AddressIndex, AddressIndex, ValueTable<bigint>];
+type MemoryTables = readonly [AgentValueTable<Address>, AgentValueTable<Address>, AgentValueTable<bigint>];
+const memoryTables = (): MemoryTables => [new AgentValueTable(addressCodec), new AgentValueTable(addressCodec), new AgentValueTable(uint256Codec)];
+const TABLE_NAMES = ['owners', 'guardians', 'nullifiers'] as const;
+
+/**
+ * How long one slice of a move to disk may run before the follower and the requests get their turn, in ms; each slice
+ * copies MOVE_SLICE rows at a time until then.
+ */
+const MOVE_SLICE_MS = 2;
+const MOVE_SLICE = 256;
 
 /** The journal's side codes, and their letters in a stored entry. */
 const OWNER_SIDE = 0;
@@ -141,15 +161,18 @@ export interface IndexChanges {
 }
 
 export class HumanAgentIndex {
-  readonly #owners: AddressIndex = new AgentValueTable(addressCodec);
-  readonly #guardians: AddressIndex = new AgentValueTable(addressCodec);
-  readonly #nullifiers = new AgentValueTable(uint256Codec);
+  /** The typed arrays, while they hold the index: from a start, a clear() or a load() until moveToDisk() is done. */
+  #memory: MemoryTables | undefined = memoryTables();
+  #tables: Tables = this.#memory as MemoryTables;
+  /** The temporary database holding the tables once moved, and the move under way. */
+  #db: Database.Database | undefined;
+  #moving: Promise<void> | undefined;
+  /** Counts clear() and load() calls: a move begun before one of them is given up. */
+  #generation = 0;
   /** The changes of recent blocks, oldest first (logs without a block number, from tests, are not journaled). */
   readonly #journal = new UndoJournal();
   /** Whether journal entries taken before were undone since the last takeJournal(). */
   #journalRewritten = false;
-  /** The sides by their journal code. */
-  readonly #sides: readonly Side[] = [this.#owners, this.#guardians, this.#nullifiers];
   /** Buckets changed since the last takeChanges(), and whether the index was cleared meanwhile. */
   #dirty = new Set<bigint>();
   #cleared = false;
@@ -158,6 +181,107 @@ export class HumanAgentIndex {
 
   constructor(private readonly onChange: (address: Address) => void = () => {}) {}
 
+  get #owners(): AddressIndex {
+    return this.#tables[OWNER_SIDE];
+  }
+
+  get #guardians(): AddressIndex {
+    return this.#tables[GUARDIAN_SIDE];
+  }
+
+  get #nullifiers(): ValueTable<bigint> {
+    return this.#tables[NULLIFIER_SIDE];
+  }
+
+  /** Where the index is held now. */
+  get storage(): 'memory' | 'disk' {
+    return this.#db ? 'disk' : 'memory';
+  }
+
+  /** Runs a change of several values at once: in the database, in one transaction. */
+  #batch(work: () => void): void {
+    if (this.#db) inTransaction(this.#db, work);
+    else work();
+  }
+
+  /** Gives up the database (and a move under way) for empty typed arrays. */
+  #toMemory(): MemoryTables {
+    this.#generation++;
+    this.#db?.close();
+    this.#db = undefined;
+    this.#memory = memoryTables();
+    this.#tables = this.#memory;
+    return this.#memory;
+  }
+
+  /**
+   * Moves the index from its typed arrays to a temporary database (disk-value-table.ts), in slices of about
+   * MOVE_SLICE_MS between which the follower applies logs and requests are answered; what changes meanwhile is copied
+   * again at the end. Call it once the network is live. Resolves when the move is done, or given up by a clear() or
+   * load() made meanwhile (the arrays then hold the index until the next call); rejects, leaving the index in the
+   * arrays, when sqlite fails (its temporary directory cannot be written).
+   */
+  moveToDisk(): Promise<void> {
+    if (this.#db) return Promise.resolve();
+    this.#moving ??= this.#move().finally(() => {
+      this.#moving = undefined;
+    });
+    return this.#moving;
+  }
+
+  async #move(): Promise<void> {
+    const generation = this.#generation;
+    const memory = this.#memory as MemoryTables;
+    const db = temporaryDatabase();
+    let moved = false;
+    try {
+      const disk = [
+        new DiskValueTable(db, TABLE_NAMES[0], addressCodec),
+        new DiskValueTable(db, TABLE_NAMES[1], addressCodec),
+        new DiskValueTable(db, TABLE_NAMES[2], uint256Codec),
+      ] as const;
+      for (const side of memory) side.trackTouched();
+      /** Per side, the agents [0, copied) are copied (and changed since, if touched). */
+      const copied = [0, 0, 0];
+      for (let code = 0; code < 3; code++) {
+        const [from, to] = [memory[code] as AgentValueTable<Address | bigint>, disk[code] as DiskValueTable<Address | bigint>];
+        while (to.valueCount < from.valueCount || (copied[code] as number) < from.agentEnd) {
+          inTransaction(db, () => {
+            const until = performance.now() + MOVE_SLICE_MS;
+            do {
+              if (to.valueCount < from.valueCount) to.copyValues(from, Math.min(from.valueCount, to.valueCount + MOVE_SLICE));
+              else {
+                const start = copied[code] as number;
+                copied[code] = Math.min(from.agentEnd, start + MOVE_SLICE);
+                to.copyAgents(from, start, copied[code] as number);
+              }
+            } while (performance.now() < until && (to.valueCount < from.valueCount || (copied[code] as number) < from.agentEnd));
+          });
+          await nextTurn();
+          if (this.#generation !== generation) return;
+        }
+      }
+      // what changed while the slices ran: values numbered since, agents changed since their slice
+      inTransaction(db, () => {
+        for (let code = 0; code < 3; code++) {
+          const [from, to] = [memory[code] as AgentValueTable<Address | bigint>, disk[code] as DiskValueTable<Address | bigint>];
+          to.copyValues(from, from.valueCount);
+          for (const agentId of from.takeTouched()) to.copyAgents(from, agentId, agentId + 1);
+          to.copyAgents(from, copied[code] as number, from.agentEnd);
+        }
+      });
+      this.#db = db;
+      this.#tables = disk;
+      this.#memory = undefined;
+      moved = true;
+    } finally {
+      if (!moved) {
+        db.close();
+        for (const side of memory) side.takeTouched();
+      }
+    }
+  }
+
   /**
    * Applies a range of registry logs, in order; `toBlock` is the range's last block, `head` the chain's latest block
    * then (changes of blocks a reorganisation cannot reach from it, a backfill's, are not journaled).
@@ -165,6 +289,12 @@ export class HumanAgentIndex {
   apply(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], toBlock?: bigint, head?: bigint): void {
     const final = (head ?? toBlock ?? 0n) - REORG_WINDOW;
     const effects = decodedRange(logs);
+    this.#batch(() => this.#applyDecoded(logs, effects, final));
+    // changes older than a reorganisation can reach are final
+    if (toBlock !== undefined) this.#journal.dropThrough(final);
+  }
+
+  #applyDecoded(logs: readonly (RegistryLogLike & { blockNumber?: bigint | null })[], effects: readonly RegistryLogEffect[], final: bigint): void {
     for (let i = 0; i < logs.length; i++) {
       const log = logs[i] as (typeof logs)[number];
       const effect = effects[i] as RegistryLogEffect;
@@ -182,13 +312,11 @@ export class HumanAgentIndex {
       if (effect.guardian !== undefined) this.#change(GUARDIAN_SIDE, agentId, effect.guardian, undoable);
       if (effect.nullifier !== undefined) this.#list(agentId, effect.revoked ? undefined : effect.nullifier, undoable);
     }
-    // changes older than a reorganisation can reach are final
-    if (toBlock !== undefined) this.#journal.dropThrough(final);
   }
 
   /** Sets the agent's owner or guardian (the zero address: none), journaled at block `undoable` unless final. */
   #change(code: typeof OWNER_SIDE | typeof GUARDIAN_SIDE, agentId: bigint, address: Address, undoable: bigint | undefined): void {
-    const side = this.#sides[code] as AddressIndex;
+    const side = this.#tables[code];
     const previous = side.get(agentId);
     if (undoable !== undefined) this.#journaled(undoable, code, agentId, side);
     this.#dirty.add(bucketOf(agentId));
@@ -213,19 +341,18 @@ export class HumanAgentIndex {
 
   /** Undoes the changes of blocks after `ancestor` (a reorganisation dropped them), newest first. */
   rewindTo(ancestor: bigint): void {
-    for (let undo = this.#journal.popAfter(ancestor); undo; undo = this.#journal.popAfter(ancestor)) {
-      this.#journalRewritten = true;
-      const side = this.#sides[undo.side] as Side;
-      side.restore(undo.agentId, undo.previous);
-      this.#dirty.add(bucketOf(BigInt(undo.agentId)));
-    }
+    this.#batch(() => {
+      for (let undo = this.#journal.popAfter(ancestor); undo; undo = this.#journal.popAfter(ancestor)) {
+        this.#journalRewritten = true;
+        this.#tables[undo.side].restore(undo.agentId, undo.previous);
+        this.#dirty.add(bucketOf(BigInt(undo.agentId)));
+      }
+    });
   }
 
   /** Forgets every agent (the follower starts over from the deploy block and delivers every log again). */
   clear(): void {
-    this.#owners.clear();
-    this.#guardians.clear();
-    this.#nullifiers.clear();
+    this.#toMemory();
     this.#journal.clear();
     this.#journalRewritten = true;
     this.#dirty.clear();
@@ -261,8 +388,7 @@ export class HumanAgentIndex {
   /** Every bucket counts as changed, and the whole journal: the next takes hold the whole index (a writer taking over the store). */
   markAllChanged(): void {
     this.#journalRewritten = true;
-    for (const side of [this.#owners, this.#guardians, this.#nullifiers] as Side[])
-      for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
+    for (const side of this.#tables as readonly Side[]) for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
   }
 
   /** The bucket as stored; undefined when none of its agents has a value. */
@@ -303,7 +429,7 @@ export class HumanAgentIndex {
   #stored(undos: Iterable<JournalEntry>): StoredUndo[] {
     const stored: StoredUndo[] = [];
     for (const { blockNumber, side, agentId, previous } of undos) {
-      const value = (this.#sides[side] as Side).valueOf(previous);
+      const value = (this.#tables[side] as Side).valueOf(previous);
       stored.push([blockNumber.toString(), SIDE_LETTERS[side], agentId.toString(), value === undefined ? null : value.toString()]);
     }
     return stored;
@@ -314,21 +440,19 @@ export class HumanAgentIndex {
    * bucket or a journal entry is malformed.
    */
   load(buckets: Iterable<IndexBucket>, journal: readonly StoredUndo[]): void {
-    this.#owners.clear();
-    this.#guardians.clear();
-    this.#nullifiers.clear();
+    const [owners, guardians, nullifiers] = this.#toMemory();
     this.#journal.clear();
     try {
       for (const entry of journal) this.#journalStored(entry);
       for (const bucket of buckets) {
         for (const [bytes, agentId, owner, guardian, nullifier] of bucketRecords(bucket)) {
-          if (owner >= 0) this.#owners.setBytes(agentId, bytes, owner);
-          if (guardian >= 0) this.#guardians.setBytes(agentId, bytes, guardian);
-          if (nullifier >= 0) this.#nullifiers.setBytes(agentId, bytes, nullifier);
+          if (owner >= 0) owners.setBytes(agentId, bytes, owner);
+          if (guardian >= 0) guardians.setBytes(agentId, bytes, guardian);
+          if (nullifier >= 0) nullifiers.setBytes(agentId, bytes, nullifier);
         }
       }
     } catch (error) {
-      for (const side of this.#sides) side.clear();
+      this.#toMemory();
       this.#journal.clear();
       throw error;
     }
@@ -353,9 +477,11 @@ export class HumanAgentIndex {
     // what the journal holds: agent ids as the index does, block numbers as exact doubles
     if (BigInt(id) > MAX_AGENT_ID || BigInt(blockNumber) > Number.MAX_SAFE_INTEGER) throw new MalformedStoredIndex('journal entry');
     const code = SIDE_LETTERS.indexOf(side) as JournalSide;
+    // load() has put the index in the arrays
+    const [owners, guardians, nullifiers] = this.#memory as MemoryTables;
     let held = 0;
-    if (previous !== null && code === NULLIFIER_SIDE) held = this.#nullifiers.numberOf(BigInt(previous));
-    else if (previous !== null) held = (this.#sides[code] as AddressIndex).numberOf(previous as Address);
+    if (previous !== null && code === NULLIFIER_SIDE) held = nullifiers.numberOf(BigInt(previous));
+    else if (previous !== null) held = (code === OWNER_SIDE ? owners : guardians).numberOf(previous as Address);
     this.#journal.push(BigInt(blockNumber), code, BigInt(id), held);
   }
 

@@ -10,6 +10,7 @@ import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache } from '../../src/services/agent-cache.js';
 import { bucketEntries, encodeBucket, HumanAgentIndex } from '../../src/services/human-agent-index.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 type EventName = Parameters<typeof encodeEventTopics<typeof agentRegistryAbi>>[0]['eventName'];
 
@@ -415,5 +416,99 @@ describe('HumanAgentIndex', () => {
     const copy = new HumanAgentIndex();
     copy.load([index.takeChanges().buckets.get(0n)!], index.storedJournal());
     expect(copy.takeJournal()).toEqual({ rewritten: false, entries: [] });
+  });
+
+  it('moves to a temporary database while logs keep coming, and answers, undoes and stores as the arrays do', async () => {
+    const next = seededRandom(41);
+    const humans = Array.from({ length: 300 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}` as Address);
+    const human = () => humans[next(humans.length)] as Address;
+    const nullifier = () => BigInt(next(2_000) + 1);
+    const at = (blockNumber: bigint, entry: { topics: Hex[]; data: Hex }) => ({ ...entry, blockNumber });
+    const [plain, moved] = [new HumanAgentIndex(), new HumanAgentIndex()];
+    const both = (logs: ReturnType<typeof at>[], toBlock: bigint, head?: bigint) => {
+      plain.apply(logs, toBlock, head);
+      moved.apply(logs, toBlock, head);
+    };
+    let lastAgent = 0n;
+    const register = (block: bigint) => {
+      const agentId = ++lastAgent;
+      return [
+        at(block, log('Transfer', { from: ZERO, to: human(), tokenId: agentId })),
+        at(block, log('AgentRegisteredWithHumanProof', { agentId, proofProvider: A }, nullifierData(nullifier(), 100))),
+      ];
+    };
+    // registrations, transfers, guardians, and deregistrations (a burn and the revocation) of earlier agents
+    const change = (block: bigint) => {
+      const agentId = BigInt(next(Number(lastAgent)) + 1);
+      const roll = next(4);
+      if (roll === 0) return register(block);
+      if (roll === 1) return [at(block, log('Transfer', { from: A, to: human(), tokenId: agentId }))];
+      if (roll === 2) return [at(block, log('GuardianSet', { agentId, guardian: human() }))];
+      return [
+        at(block, log('Transfer', { from: A, to: ZERO, tokenId: agentId })),
+        at(block, log('HumanProofRevoked', { agentId }, nullifierData(nullifier()))),
+      ];
+    };
+    // a backfill far behind the head (nothing journaled), then blocks near it
+    for (let block = 1n; block <= 60n; block++) both(Array.from({ length: 200 }, () => register(block)).flat(), block, 1_000n);
+    let block = 1_000n;
+    const step = () => {
+      block++;
+      both(Array.from({ length: 20 }, () => change(block)).flat(), block);
+    };
+    for (let i = 0; i < 5; i++) step();
+    const expectSame = () => {
+      expect(humans.map((address) => moved.agentsOf(address))).toEqual(humans.map((address) => plain.agentsOf(address)));
+      const nullifiers = Array.from({ length: 2_000 }, (_, i) => BigInt(i + 1));
+      expect(nullifiers.map((n) => moved.agentsOfNullifier(n))).toEqual(nullifiers.map((n) => plain.agentsOfNullifier(n)));
+      expect(moved.storedJournal()).toEqual(plain.storedJournal());
+    };
+
+    expect(moved.storage).toBe('memory');
+    const moving = moved.moveToDisk();
+    let done = false;
+    void moving.then(() => {
+      done = true;
+    });
+    // a range applied at every turn the move leaves
+    let during = 0;
+    for (; !done; during++) {
+      step();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await moving;
+    expect(moved.storage).toBe('disk');
+    expect(during).toBeGreaterThan(1);
+    expectSame();
+    for (let i = 0; i < 5; i++) step();
+    expectSame();
+    expect(moved.takeJournal()).toEqual(plain.takeJournal());
+    expect(moved.takeChanges()).toEqual(plain.takeChanges());
+
+    // a reorganisation undoes changes journaled before the move and after it
+    plain.rewindTo(block - 12n);
+    moved.rewindTo(block - 12n);
+    expectSame();
+    moved.markAllChanged();
+    plain.markAllChanged();
+    const buckets = moved.takeChanges().buckets;
+    expect(buckets.size).toBeGreaterThanOrEqual(12); // 12,000 agents and more, 1,024 to a bucket
+    expect(buckets).toEqual(plain.takeChanges().buckets);
+
+    // a load or a clear puts the index back in the arrays, and a clear made during a move gives the move up
+    const copy = new HumanAgentIndex();
+    copy.load([...buckets.values()] as string[], moved.storedJournal());
+    await copy.moveToDisk();
+    copy.load([...buckets.values()] as string[], moved.storedJournal());
+    expect(copy.storage).toBe('memory');
+    expect(humans.map((address) => copy.agentsOf(address))).toEqual(humans.map((address) => plain.agentsOf(address)));
+    const givenUp = copy.moveToDisk();
+    copy.clear();
+    await givenUp;
+    expect(copy.storage).toBe('memory');
+    expect(copy.agentsOf(humans[0] as Address)).toEqual([]);
+    moved.clear();
+    expect(moved.storage).toBe('memory');
+    expect(moved.agentsOf(humans[0] as Address)).toEqual([]);
   });
 });
