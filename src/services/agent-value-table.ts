@@ -52,6 +52,8 @@ export interface ValueTable<V> {
   valueOf(held: number): V | undefined;
   restore(agentId: number, held: number): void;
   copyTo(agentId: number, target: Buffer, offset: number): boolean;
+  /** Copies the values of agents [first, end) to `into`, agent first + i's at i * width, and sets held[i] for each. */
+  copyRange(first: number, end: number, into: Buffer, held: Uint8Array): void;
   set(agentId: bigint, value: V | undefined): void;
   agentIds(): Iterable<number>;
   agentsOf(value: V): number[];
@@ -176,6 +178,11 @@ export class AgentValueTable<V> implements ValueTable<V> {
     const { width } = this.#codec;
     this.#values.copy(target, offset, (held - 1) * width, held * width);
     return true;
+  }
+
+  copyRange(first: number, end: number, into: Buffer, held: Uint8Array): void {
+    for (let agentId = first; agentId < end; agentId++)
+      if (this.copyTo(agentId, into, (agentId - first) * this.#codec.width)) held[agentId - first] = 1;
   }
 
   /** The agent's value now; undefined removes it. */

@@ -54,6 +54,7 @@ export class DiskValueTable<V> implements ValueTable<V> {
   readonly #remove: Database.Statement<[number]>;
   readonly #agentsOf: Database.Statement<[Buffer], number>;
   readonly #agentIds: Database.Statement<[], number>;
+  readonly #range: Database.Statement<[number, number], [number, Buffer]>;
 
   /** The table `name` (a SQL identifier chosen by the caller, not by input) in `db`, created empty. */
   constructor(db: Database.Database, name: string, codec: ValueCodec<V>) {
@@ -76,6 +77,9 @@ export class DiskValueTable<V> implements ValueTable<V> {
     this.#remove = db.prepare<[number]>(`DELETE FROM ${name} WHERE agent = ?`);
     this.#agentsOf = db.prepare<[Buffer], number>(`SELECT agent FROM ${name} WHERE held = (SELECT held FROM ${values} WHERE bytes = ?)`).pluck();
     this.#agentIds = db.prepare<[], number>(`SELECT agent FROM ${name} ORDER BY agent`).pluck();
+    this.#range = db
+      .prepare<[number, number], [number, Buffer]>(`SELECT agent, bytes FROM ${name} JOIN ${values} USING (held) WHERE agent >= ? AND agent < ?`)
+      .raw();
   }
 
   get valueCount(): number {
@@ -109,6 +113,13 @@ export class DiskValueTable<V> implements ValueTable<V> {
     if (bytes === undefined) return false;
     bytes.copy(target, offset);
     return true;
+  }
+
+  copyRange(first: number, end: number, into: Buffer, held: Uint8Array): void {
+    for (const [agentId, bytes] of this.#range.all(first, end)) {
+      bytes.copy(into, (agentId - first) * this.#codec.width);
+      held[agentId - first] = 1;
+    }
   }
 
   set(agentId: bigint, value: V | undefined): void {

@@ -39,6 +39,12 @@ import { type JournalEntry, type JournalSide, UndoJournal } from './undo-journal
 type AddressIndex = ValueTable<Address>;
 type Side = AddressIndex | ValueTable<bigint>;
 /** The owners, guardians and nullifiers, by their journal side code. */
+/** One side's values of a bucket's agents, agent first + i's at i * width, and which agents have one. */
+interface BucketSide {
+  width: number;
+  values: Buffer;
+  held: Uint8Array;
+}
 type Tables = readonly [AddressIndex, AddressIndex, ValueTable<bigint>];
 type MemoryTables = readonly [AgentValueTable<Address>, AgentValueTable<Address>, AgentValueTable<bigint>];
 const memoryTables = (): MemoryTables => [new AgentValueTable(addressCodec), new AgentValueTable(addressCodec), new AgentValueTable(uint256Codec)];
@@ -49,7 +55,7 @@ const TABLE_NAMES = ['owners', 'guardians', 'nullifiers'] as const;
  * copies MOVE_SLICE rows at a time until then.
  */
 const MOVE_SLICE_MS = 2;
-const MOVE_SLICE = 256;
+const MOVE_SLICE = 64;
 
 /** The journal's side codes, and their letters in a stored entry. */
 const OWNER_SIDE = 0;
@@ -73,9 +79,9 @@ const bucketOf = (agentId: bigint): bigint => agentId / BUCKET_SIZE;
  */
 export type IndexBucket = string;
 
-const OWNER = 1;
-const GUARDIAN = 2;
-const NULLIFIER = 4;
+const OWNER = 1 << OWNER_SIDE;
+const GUARDIAN = 1 << GUARDIAN_SIDE;
+const NULLIFIER = 1 << NULLIFIER_SIDE;
 const RECORD_HEAD = 5;
 const RECORD_MAX = RECORD_HEAD + 20 + 20 + 32;
 
@@ -178,6 +184,12 @@ export class HumanAgentIndex {
   #cleared = false;
   /** Where #bucket() writes a bucket's records. */
   readonly #bucketBytes = Buffer.alloc(Number(BUCKET_SIZE) * RECORD_MAX);
+  /** Where #bucket() reads each side's values of a bucket's agents, by journal side code (the flag bit 1 << code). */
+  readonly #bucketSides: readonly BucketSide[] = [addressCodec.width, addressCodec.width, uint256Codec.width].map((width) => ({
+    width,
+    values: Buffer.alloc(Number(BUCKET_SIZE) * width),
+    held: new Uint8Array(Number(BUCKET_SIZE)),
+  }));
 
   constructor(private readonly onChange: (address: Address) => void = () => {}) {}
 
@@ -241,35 +253,35 @@ export class HumanAgentIndex {
         new DiskValueTable(db, TABLE_NAMES[2], uint256Codec),
       ] as const;
       for (const side of memory) side.trackTouched();
+      // one transaction for the whole copy: nothing else writes to the database until it is done, and a commit per
+      // slice would write its pages out each time
+      db.exec('BEGIN');
       /** Per side, the agents [0, copied) are copied (and changed since, if touched). */
       const copied = [0, 0, 0];
       for (let code = 0; code < 3; code++) {
         const [from, to] = [memory[code] as AgentValueTable<Address | bigint>, disk[code] as DiskValueTable<Address | bigint>];
         while (to.valueCount < from.valueCount || (copied[code] as number) < from.agentEnd) {
-          inTransaction(db, () => {
-            const until = performance.now() + MOVE_SLICE_MS;
-            do {
-              if (to.valueCount < from.valueCount) to.copyValues(from, Math.min(from.valueCount, to.valueCount + MOVE_SLICE));
-              else {
-                const start = copied[code] as number;
-                copied[code] = Math.min(from.agentEnd, start + MOVE_SLICE);
-                to.copyAgents(from, start, copied[code] as number);
-              }
-            } while (performance.now() < until && (to.valueCount < from.valueCount || (copied[code] as number) < from.agentEnd));
-          });
+          const until = performance.now() + MOVE_SLICE_MS;
+          do {
+            if (to.valueCount < from.valueCount) to.copyValues(from, Math.min(from.valueCount, to.valueCount + MOVE_SLICE));
+            else {
+              const start = copied[code] as number;
+              copied[code] = Math.min(from.agentEnd, start + MOVE_SLICE);
+              to.copyAgents(from, start, copied[code] as number);
+            }
+          } while (performance.now() < until && (to.valueCount < from.valueCount || (copied[code] as number) < from.agentEnd));
           await nextTurn();
           if (this.#generation !== generation) return;
         }
       }
       // what changed while the slices ran: values numbered since, agents changed since their slice
-      inTransaction(db, () => {
-        for (let code = 0; code < 3; code++) {
-          const [from, to] = [memory[code] as AgentValueTable<Address | bigint>, disk[code] as DiskValueTable<Address | bigint>];
-          to.copyValues(from, from.valueCount);
-          for (const agentId of from.takeTouched()) to.copyAgents(from, agentId, agentId + 1);
-          to.copyAgents(from, copied[code] as number, from.agentEnd);
-        }
-      });
+      for (let code = 0; code < 3; code++) {
+        const [from, to] = [memory[code] as AgentValueTable<Address | bigint>, disk[code] as DiskValueTable<Address | bigint>];
+        to.copyValues(from, from.valueCount);
+        for (const agentId of from.takeTouched()) to.copyAgents(from, agentId, agentId + 1);
+        to.copyAgents(from, copied[code] as number, from.agentEnd);
+      }
+      db.exec('COMMIT');
       this.#db = db;
       this.#tables = disk;
       this.#memory = undefined;
@@ -388,35 +400,32 @@ export class HumanAgentIndex {
   /** Every bucket counts as changed, and the whole journal: the next takes hold the whole index (a writer taking over the store). */
   markAllChanged(): void {
     this.#journalRewritten = true;
-    for (const side of this.#tables as readonly Side[]) for (const agentId of side.agentIds()) this.#dirty.add(bucketOf(BigInt(agentId)));
+    const buckets = new Set<number>();
+    for (const side of this.#tables as readonly Side[]) for (const agentId of side.agentIds()) buckets.add(Math.floor(agentId / Number(BUCKET_SIZE)));
+    for (const bucket of buckets) this.#dirty.add(BigInt(bucket));
   }
 
   /** The bucket as stored; undefined when none of its agents has a value. */
   #bucket(bucket: bigint): IndexBucket | undefined {
     const first = Number(bucket * BUCKET_SIZE);
+    const size = Number(BUCKET_SIZE);
+    // each side's values of the bucket's agents, read at once (one query each once the index is in its database)
+    this.#tables.forEach((side, code) => {
+      const { values, held } = this.#bucketSides[code] as BucketSide;
+      held.fill(0);
+      side.copyRange(first, first + size, values, held);
+    });
+    const [owners, guardians, nullifiers] = this.#bucketSides as [BucketSide, BucketSide, BucketSide];
     const bytes = this.#bucketBytes;
     let at = 0;
-    for (let agentId = first; agentId < first + Number(BUCKET_SIZE); agentId++) {
-      const head = at;
+    for (let i = 0; i < size; i++) {
+      const flags = (owners.held[i] ? OWNER : 0) | (guardians.held[i] ? GUARDIAN : 0) | (nullifiers.held[i] ? NULLIFIER : 0);
+      if (flags === 0) continue;
+      bytes.writeUInt32LE(first + i, at);
+      bytes[at + 4] = flags;
       at += RECORD_HEAD;
-      let flags = 0;
-      if (this.#owners.copyTo(agentId, bytes, at)) {
-        flags |= OWNER;
-        at += addressCodec.width;
-      }
-      if (this.#guardians.copyTo(agentId, bytes, at)) {
-        flags |= GUARDIAN;
-        at += addressCodec.width;
-      }
-      if (this.#nullifiers.copyTo(agentId, bytes, at)) {
-        flags |= NULLIFIER;
-        at += uint256Codec.width;
-      }
-      if (flags === 0) at = head;
-      else {
-        bytes.writeUInt32LE(agentId, head);
-        bytes[head + 4] = flags;
-      }
+      // a record's values in side order: owner, guardian, nullifier
+      for (const { values, held, width } of [owners, guardians, nullifiers]) if (held[i]) at += values.copy(bytes, at, i * width, (i + 1) * width);
     }
     return at === 0 ? undefined : bytes.toString('base64', 0, at);
   }
