@@ -406,7 +406,7 @@ export async function startService(config: Config, logger: Logger, hooks: Servic
       appName: config.appName,
       metrics,
       ...(config.reportedTxTimeoutMs !== undefined ? { reportedTxTimeoutMs: config.reportedTxTimeoutMs } : {}),
-      onFollowerError: (network, err) => logger.warn({ network, err }, 'registry log poll failed'),
+      onFollowerError: (network, err) => logger.warn({ network, err }, 'registry index: a poll, a stored write or the move to disk failed'),
       agentCacheSize: config.agentCacheEntries,
       maxLogRange: config.registryIndex.maxLogRange,
       indexLeaseMs: config.registryIndex.leaseMs,

@@ -132,6 +132,19 @@ export class Metrics {
     gauge('registry_index_checkpoint_token', 'The fencing token the stored checkpoint was written under', (state) => state.checkpoint?.token);
   }
 
+  /** Where each network's agents-by-human index is held, read at each scrape: in memory while indexing, on disk once live. */
+  observeIndexStorage(read: () => Record<string, 'memory' | 'disk'>): void {
+    new Gauge({
+      name: 'registry_index_on_disk',
+      help: "1 once the network's agents-by-human index has moved to its temporary database (live), 0 while it is in memory",
+      labelNames: ['network'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [network, storage] of Object.entries(read())) this.set({ network }, storage === 'disk' ? 1 : 0);
+      },
+    });
+  }
+
   /**
    * The store's size and live keys, read at each scrape: how fast clients make it grow is what an operator watches
    * for (a store that fills the disk stops every write). A failed reading (Redis away) leaves the last values.

@@ -408,9 +408,12 @@ export class AgentQueryService {
     return this.#networks[network].cache.size;
   }
 
-  /** Where a network's agents-by-human index is held now (diagnostics and tests). */
-  indexStorage(network: NetworkName): HumanAgentIndex['storage'] {
-    return this.#networks[network].index.storage;
+  /** Where each network's agents-by-human index is held now: in memory until live, then on disk (metrics, tests). */
+  indexStorage(): Record<NetworkName, HumanAgentIndex['storage']> {
+    return Object.fromEntries(Object.entries(this.#networks).map(([network, { index }]) => [network, index.storage])) as Record<
+      NetworkName,
+      HumanAgentIndex['storage']
+    >;
   }
 
   /** A network's stored index, when the service keeps one (diagnostics and tests). */

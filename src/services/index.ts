@@ -205,6 +205,7 @@ export function createServices(options: ServiceOptions): Services {
   });
   // which instance writes each network's stored index, and where it stands, at each scrape
   options.metrics?.observeIndexWriters(() => queries.indexWriters());
+  options.metrics?.observeIndexStorage(() => queries.indexStorage());
   const limits: Limits = {
     sessionCreation: new RateLimiter(options.store, SESSION_CREATION),
     pushConfigWrites: new RateLimiter(options.store, PUSH_CONFIG_WRITES),

@@ -69,6 +69,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'index writer metrics' : `inde
     expect(sample(fromFollower, 'registry_index_writer')).toBe(0);
     expect(sample(fromFollower, 'registry_index_writer_token')).toBeUndefined();
     for (const text of [fromWriter, fromFollower]) {
+      // both live, both with the index in their temporary database
+      expect(sample(text, 'registry_index_on_disk')).toBe(1);
       expect(sample(text, 'registry_index_checkpoint_block')).toBe(storedBlock);
       expect(sample(text, 'registry_index_checkpoint_token')).toBe(token);
     }

@@ -105,7 +105,7 @@ describe('on sqlite', () => {
     agents.push(await registerLinked(system, { human }));
     await synced(first);
     // live, the index leaves the process's memory for a temporary database, and answers from there
-    await expect.poll(() => first.services.queries.indexStorage('testnet')).toBe('disk');
+    await expect.poll(() => first.services.queries.indexStorage().testnet).toBe('disk');
     const fullStart = await getLogsCalls(first.metrics);
     expect(await agentsOf(first, human)).toEqual([Number(agents[0]!.agentId), Number(agents[2]!.agentId)]);
     await first.stop();
