@@ -284,13 +284,28 @@ export class RegistryEventFollower {
    * bypass themselves.
    */
   rewind(head: bigint): Promise<void> {
-    const step = this.#queue.then(() => {
+    return this.#betweenPolls(() => {
       if (this.#processed <= head) return;
       this.#caughtUp = false;
       this.#startOver();
     });
-    this.#queue = step;
-    return step;
+  }
+
+  /**
+   * Starts over from the deploy block (between polls) and tells the rewind listeners, as rewind() does when the chain
+   * lost blocks: for a subscriber that can no longer trust what it derived (its storage failed).
+   */
+  startOver(): Promise<void> {
+    return this.#betweenPolls(() => {
+      this.#caughtUp = false;
+      this.#startOver();
+    });
+  }
+
+  #betweenPolls(step: () => void): Promise<void> {
+    const queued = this.#queue.then(step);
+    this.#queue = queued;
+    return queued;
   }
 
   /** Starts polling; resolves once the follower has caught up with the chain for the first time. */

@@ -49,7 +49,7 @@ import { AgentCache, type AgentRecord, type PreparedAnswer } from './agent-cache
 import { type AgentCard, buildAgentCard, PROOF_OF_HUMAN_EXTENSION_DESCRIPTION } from './agent-card.js';
 import { answerKeys, ChangeFeed, type ChangeListener, type Reusable, UNTIL_SIGNING_KEY_CHANGES } from './answer-reuse.js';
 import type { CardSigner, Signed } from './card-signer.js';
-import { HumanAgentIndex } from './human-agent-index.js';
+import { HumanAgentIndex, type HumanAgentIndexOptions } from './human-agent-index.js';
 import { RecentRegistrations } from './recent-registrations.js';
 import { StoredAgentIndex, type StoredCheckpoint } from './stored-agent-index.js';
 
@@ -260,6 +260,8 @@ export interface AgentQueryOptions {
   instanceId?: string;
   /** How long the stored index's writer lease outlives its last renewal; default 15 s. */
   indexLeaseMs?: number;
+  /** Opens the database a live network's index moves to; default a temporary sqlite database (disk-value-table.ts). */
+  indexDatabase?: (network: NetworkName) => ReturnType<NonNullable<HumanAgentIndexOptions['openDatabase']>>;
   /** Most agents whose answers each network's cache keeps (least recently used go first); default 10,000. */
   agentCacheSize?: number;
   /** The ERC-4337 contracts per network the proxy serves (discovery). */
@@ -346,9 +348,20 @@ export class AgentQueryService {
       maxEntries: this.#options.agentCacheSize ?? DEFAULT_AGENT_CACHE_SIZE,
       onChange: changed,
     });
-    const index = new HumanAgentIndex((address) => {
-      if (follower.caughtUp) changed(answerKeys.human(network, address));
-    });
+    const { indexDatabase } = this.#options;
+    const index = new HumanAgentIndex(
+      (address) => {
+        if (follower.caughtUp) changed(answerKeys.human(network, address));
+      },
+      {
+        // the temporary database failed under the live index: rebuilt from the logs, in memory until live again
+        onDiskFailure: (error) => {
+          this.#options.onFollowerError?.(network, error);
+          void follower.startOver();
+        },
+        ...(indexDatabase ? { openDatabase: () => indexDatabase(network) } : {}),
+      },
+    );
     follower.subscribe((logs, toBlock, head) => index.apply(logs, toBlock, head));
     // a backfill fills the index in memory, fast; once live it moves to a temporary database, so that the process's
     // memory does not grow with the registry (disk-value-table.ts); sqlite failing leaves it in memory

@@ -25,6 +25,9 @@ export function temporaryDatabase(): Database.Database {
   return db;
 }
 
+/** Whether `error` is sqlite's own (the database's file cannot be written or read), not a refused value. */
+export const isSqliteFailure = (error: unknown): boolean => error instanceof Database.SqliteError;
+
 /** Runs `work` in one transaction (sqlite writes each statement's pages once rather than per statement). */
 export function inTransaction<T>(db: Database.Database, work: () => T): T {
   // BEGIN/COMMIT rather than db.transaction(): a change that throws halfway stays applied, as it does in the arrays

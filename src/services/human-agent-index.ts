@@ -33,7 +33,7 @@ import { type Address, zeroAddress } from 'viem';
 import { decodedRange, type RegistryLogEffect, type RegistryLogLike } from '../chain/actions/registry-logs.js';
 import { REORG_WINDOW } from '../chain/registry-events.js';
 import { AgentValueTable, addressCodec, MAX_AGENT_ID, uint256Codec, type ValueTable } from './agent-value-table.js';
-import { DiskValueTable, inTransaction, temporaryDatabase } from './disk-value-table.js';
+import { DiskValueTable, inTransaction, isSqliteFailure, temporaryDatabase } from './disk-value-table.js';
 import { type JournalEntry, type JournalSide, UndoJournal } from './undo-journal.js';
 
 type AddressIndex = ValueTable<Address>;
@@ -166,6 +166,17 @@ export interface IndexChanges {
   buckets: Map<bigint, IndexBucket | undefined>;
 }
 
+export interface HumanAgentIndexOptions {
+  /**
+   * The database failed once the index was in it (a write or read of its temporary file): what it holds can no longer
+   * be trusted, so the caller has the index rebuilt (the follower starts over, and its clear() puts the index back in
+   * memory). Told once per database.
+   */
+  onDiskFailure?: (error: unknown) => void;
+  /** Opens the database moveToDisk() moves to; default a temporary one (disk-value-table.ts). */
+  openDatabase?: () => Database.Database;
+}
+
 export class HumanAgentIndex {
   /** The typed arrays, while they hold the index: from a start, a clear() or a load() until moveToDisk() is done. */
   #memory: MemoryTables | undefined = memoryTables();
@@ -191,7 +202,28 @@ export class HumanAgentIndex {
     held: new Uint8Array(Number(BUCKET_SIZE)),
   }));
 
-  constructor(private readonly onChange: (address: Address) => void = () => {}) {}
+  /** The database that failed, once onDiskFailure was told. */
+  #failed: Database.Database | undefined;
+
+  constructor(
+    private readonly onChange: (address: Address) => void = () => {},
+    private readonly options: HumanAgentIndexOptions = {},
+  ) {}
+
+  /** Runs `work` on the tables, telling onDiskFailure when sqlite fails under it. */
+  #guarded<T>(work: () => T): T {
+    const db = this.#db;
+    if (!db) return work();
+    try {
+      return work();
+    } catch (error) {
+      if (isSqliteFailure(error) && this.#failed !== db) {
+        this.#failed = db;
+        this.options.onDiskFailure?.(error);
+      }
+      throw error;
+    }
+  }
 
   get #owners(): AddressIndex {
     return this.#tables[OWNER_SIDE];
@@ -212,8 +244,8 @@ export class HumanAgentIndex {
 
   /** Runs a change of several values at once: in the database, in one transaction. */
   #batch(work: () => void): void {
-    if (this.#db) inTransaction(this.#db, work);
-    else work();
+    const db = this.#db;
+    this.#guarded(() => (db ? inTransaction(db, work) : work()));
   }
 
   /** Gives up the database (and a move under way) for empty typed arrays. */
@@ -244,7 +276,7 @@ export class HumanAgentIndex {
   async #move(): Promise<void> {
     const generation = this.#generation;
     const memory = this.#memory as MemoryTables;
-    const db = temporaryDatabase();
+    const db = (this.options.openDatabase ?? temporaryDatabase)();
     let moved = false;
     try {
       const disk = [
@@ -373,7 +405,7 @@ export class HumanAgentIndex {
 
   /** The buckets changed since the last call (their whole content now), then forgets they changed. */
   takeChanges(): IndexChanges {
-    const buckets = new Map([...this.#dirty].map((bucket) => [bucket, this.#bucket(bucket)]));
+    const buckets = this.#guarded(() => new Map([...this.#dirty].map((bucket) => [bucket, this.#bucket(bucket)])));
     const changes = { cleared: this.#cleared, buckets };
     this.#dirty.clear();
     this.#cleared = false;
@@ -386,7 +418,7 @@ export class HumanAgentIndex {
    */
   takeJournal(): JournalChanges {
     const rewritten = this.#journalRewritten;
-    const entries = this.#stored(rewritten ? this.#journal.entries() : this.#journal.takeFresh());
+    const entries = this.#guarded(() => this.#stored(rewritten ? this.#journal.entries() : this.#journal.takeFresh()));
     this.#journal.forgetFresh();
     this.#journalRewritten = false;
     return { rewritten, entries };
@@ -401,7 +433,10 @@ export class HumanAgentIndex {
   markAllChanged(): void {
     this.#journalRewritten = true;
     const buckets = new Set<number>();
-    for (const side of this.#tables as readonly Side[]) for (const agentId of side.agentIds()) buckets.add(Math.floor(agentId / Number(BUCKET_SIZE)));
+    this.#guarded(() => {
+      for (const side of this.#tables as readonly Side[])
+        for (const agentId of side.agentIds()) buckets.add(Math.floor(agentId / Number(BUCKET_SIZE)));
+    });
     for (const bucket of buckets) this.#dirty.add(BigInt(bucket));
   }
 
@@ -432,7 +467,7 @@ export class HumanAgentIndex {
 
   /** The journal of recent changes, to store with the buckets (a resumed index can then undo a reorganisation). */
   storedJournal(): StoredUndo[] {
-    return this.#stored(this.#journal.entries());
+    return this.#guarded(() => this.#stored(this.#journal.entries()));
   }
 
   #stored(undos: Iterable<JournalEntry>): StoredUndo[] {
@@ -496,12 +531,12 @@ export class HumanAgentIndex {
 
   /** The agents on `nullifier`'s list (registered with that human's proof, not revoked), in ascending id order. */
   agentsOfNullifier(nullifier: bigint): bigint[] {
-    return ascending(this.#nullifiers.agentsOf(nullifier));
+    return ascending(this.#guarded(() => this.#nullifiers.agentsOf(nullifier)));
   }
 
   /** The agents `address` owns or is the guardian of, in ascending id order. */
   agentsOf(address: Address): bigint[] {
     const key = lower(address);
-    return ascending(new Set([...this.#owners.agentsOf(key), ...this.#guardians.agentsOf(key)]));
+    return ascending(this.#guarded(() => new Set([...this.#owners.agentsOf(key), ...this.#guardians.agentsOf(key)])));
   }
 }

@@ -29,7 +29,7 @@ import { type EventBus, InProcessEventBus } from '../store/event-bus.js';
 import type { Clock, KeyValueStore } from '../store/key-value-store.js';
 import { AgentCredentialService } from './agent-credentials.js';
 import { type AgentMessageLimitOptions, AgentMessageLimits, DEFAULT_AGENT_MESSAGE_LIMITS } from './agent-message-limits.js';
-import type { AccountAbstractionContracts } from './agent-queries.js';
+import type { AccountAbstractionContracts, AgentQueryOptions } from './agent-queries.js';
 import { AgentQueryService } from './agent-queries.js';
 import { CardSigner } from './card-signer.js';
 import { CredentialStatus } from './credential-status.js';
@@ -68,6 +68,8 @@ export interface ServiceOptions {
   maxLogRange?: bigint;
   /** How long the stored agent index's writer lease outlives its last renewal (agent-queries.ts); default 15 s. */
   indexLeaseMs?: number;
+  /** Opens the database a live network's agents-by-human index moves to (agent-queries.ts); default a temporary one. */
+  indexDatabase?: AgentQueryOptions['indexDatabase'];
   /** Failed log polls (retried at the next interval), e.g. to log them. */
   onFollowerError?: (network: NetworkName, error: unknown) => void;
   /**
@@ -197,6 +199,7 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.eventPollIntervalMs !== undefined ? { eventPollIntervalMs: options.eventPollIntervalMs } : {}),
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
+    ...(options.indexDatabase ? { indexDatabase: options.indexDatabase } : {}),
     ...(options.onFollowerError ? { onFollowerError: options.onFollowerError } : {}),
   });
   const registration = new RegistrationService({

@@ -69,6 +69,7 @@ export interface QueryTestAppOptions {
   /** This instance, as the stored index's writer lease names it. */
   instanceId?: string;
   indexLeaseMs?: number;
+  indexDatabase?: ServiceOptions['indexDatabase'];
   /** Agents each network's cache holds (default the service's). */
   agentCacheSize?: number;
   /** Where the app logs; default: silent. */
@@ -110,6 +111,7 @@ export async function queryTestApp(networks: TestNetworks, options: QueryTestApp
     ...(options.maxLogRange !== undefined ? { maxLogRange: options.maxLogRange } : {}),
     ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
     ...(options.indexLeaseMs !== undefined ? { indexLeaseMs: options.indexLeaseMs } : {}),
+    ...(options.indexDatabase ? { indexDatabase: options.indexDatabase } : {}),
     ...(options.agentCacheSize !== undefined ? { agentCacheSize: options.agentCacheSize } : {}),
     ...(options.demoAgents ? { demoAgents: options.demoAgents } : {}),
     ...(options.demoVerifiers ? { demoVerifiers: options.demoVerifiers } : {}),

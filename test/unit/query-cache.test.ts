@@ -9,6 +9,7 @@ import { agentRegistryAbi } from '../../src/contracts/artifacts/index.js';
 import { proofTypeOf, strengthLabelOf } from '../../src/core/proof-type.js';
 import { Metrics } from '../../src/metrics.js';
 import { AgentCache } from '../../src/services/agent-cache.js';
+import { temporaryDatabase } from '../../src/services/disk-value-table.js';
 import { bucketEntries, encodeBucket, HumanAgentIndex } from '../../src/services/human-agent-index.js';
 import { seededRandom } from '../support/seeded-random.js';
 
@@ -389,6 +390,33 @@ describe('HumanAgentIndex', () => {
     expect(copy.agentsOfNullifier(100n)).toEqual([1n]);
     expect(copy.agentsOfNullifier(0n)).toEqual([]);
     expect(copy.agentsOfNullifier(2n ** 256n - 1n)).toEqual([2n]);
+  });
+
+  it('tells a failure of its database once (not a refused value), and is back in memory at the clear that rebuilds it', async () => {
+    const failures: unknown[] = [];
+    let db: ReturnType<typeof temporaryDatabase> | undefined;
+    const index = new HumanAgentIndex(undefined, {
+      onDiskFailure: (error) => failures.push(error),
+      openDatabase: () => {
+        db = temporaryDatabase();
+        return db;
+      },
+    });
+    index.apply([log('Transfer', { from: ZERO, to: A, tokenId: 1n })]);
+    await index.moveToDisk();
+    expect(index.storage).toBe('disk');
+    expect(() => index.apply([log('Transfer', { from: ZERO, to: A, tokenId: 2n ** 33n })])).toThrow(/outside the index's range/);
+    expect(failures).toEqual([]);
+    // its file can no longer be written
+    db?.pragma('query_only = ON');
+    for (const tokenId of [2n, 3n]) expect(() => index.apply([log('Transfer', { from: ZERO, to: B, tokenId })])).toThrow(/readonly/);
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toMatch(/readonly/);
+    index.clear();
+    expect(index.storage).toBe('memory');
+    index.apply([log('Transfer', { from: ZERO, to: B, tokenId: 2n })]);
+    expect(index.agentsOf(B)).toEqual([2n]);
+    db?.close();
   });
 
   it('hands out the journal entries made since the last take, and the whole journal once a rewind undid some', () => {
