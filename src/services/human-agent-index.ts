@@ -38,13 +38,13 @@ import { type JournalEntry, type JournalSide, UndoJournal } from './undo-journal
 
 type AddressIndex = ValueTable<Address>;
 type Side = AddressIndex | ValueTable<bigint>;
-/** The owners, guardians and nullifiers, by their journal side code. */
 /** One side's values of a bucket's agents, agent first + i's at i * width, and which agents have one. */
 interface BucketSide {
   width: number;
   values: Buffer;
   held: Uint8Array;
 }
+/** The owners, guardians and nullifiers, by their journal side code. */
 type Tables = readonly [AddressIndex, AddressIndex, ValueTable<bigint>];
 type MemoryTables = readonly [AgentValueTable<Address>, AgentValueTable<Address>, AgentValueTable<bigint>];
 const memoryTables = (): MemoryTables => [new AgentValueTable(addressCodec), new AgentValueTable(addressCodec), new AgentValueTable(uint256Codec)];
@@ -204,11 +204,14 @@ export class HumanAgentIndex {
 
   /** The database that failed, once onDiskFailure was told. */
   #failed: Database.Database | undefined;
+  readonly #options: HumanAgentIndexOptions;
 
   constructor(
     private readonly onChange: (address: Address) => void = () => {},
-    private readonly options: HumanAgentIndexOptions = {},
-  ) {}
+    options: HumanAgentIndexOptions = {},
+  ) {
+    this.#options = options;
+  }
 
   /** Runs `work` on the tables, telling onDiskFailure when sqlite fails under it. */
   #guarded<T>(work: () => T): T {
@@ -219,7 +222,7 @@ export class HumanAgentIndex {
     } catch (error) {
       if (isSqliteFailure(error) && this.#failed !== db) {
         this.#failed = db;
-        this.options.onDiskFailure?.(error);
+        this.#options.onDiskFailure?.(error);
       }
       throw error;
     }
@@ -276,7 +279,7 @@ export class HumanAgentIndex {
   async #move(): Promise<void> {
     const generation = this.#generation;
     const memory = this.#memory as MemoryTables;
-    const db = (this.options.openDatabase ?? temporaryDatabase)();
+    const db = (this.#options.openDatabase ?? temporaryDatabase)();
     let moved = false;
     try {
       const disk = [
