@@ -8,7 +8,8 @@
 //   - JSON-RPC calls made by then (rpc_requests_total, all methods);
 //   - the process's RSS: when healthy (the backfill's garbage still in V8's heap), settled (once V8's memory reducer
 //     has collected it and given back the young generation: what the process keeps while serving; see settle()) and
-//     its peak (VmHWM);
+//     its peak (VmHWM); and how many networks' indexes have moved to their temporary databases by the settled reading
+//     (registry_index_on_disk: each moves once its network is live);
 //   - the first indexing: start to healthy beyond the fastest of three starts with no history (not reported when
 //     shorter than a start's own variation), and registry events per second over it;
 //   - verify and agents-by-human (a human with 10 agents) latency, cold (the answer first asked, the route warmed up
@@ -153,6 +154,7 @@ try {
       await reference.stop();
       const settledS = await settle(first.base);
       const rss = residentMb(first.child.pid);
+      const onDisk = await metricTotal(first.base, 'registry_index_on_disk');
       await stopService(first);
       const restart = await startService({ testnet, mainnet }, dataDir);
       services.push(restart);
@@ -173,6 +175,7 @@ try {
         'RPC calls at restart': restartRpc,
         'RSS healthy / settled / peak MB': `${Math.round(healthyRss)} / ${Math.round(rss.now)}${settledS === undefined ? ' (unsettled)' : ''} / ${Math.round(rss.peak)}`,
         'settled after s': settledS === undefined ? `> ${SETTLE_MAX_S}` : Math.round(settledS),
+        'indexes on disk, settled': `${onDisk} of 2`,
         'first indexing ms': measurable ? Math.round(indexingMs) : `< ${NOISE_MS} (noise)`,
         'events/s': measurable ? Math.round(events / (indexingMs / 1000)) : '-',
         'verify cold p50/p99 ms': `${ms(verify.cold[0])}/${ms(verify.cold[1])}`,
