@@ -54,8 +54,8 @@ const TABLE_NAMES = ['owners', 'guardians', 'nullifiers'] as const;
  * How long one slice of a move to disk may run before the follower and the requests get their turn, in ms; each slice
  * copies MOVE_SLICE rows at a time until then.
  */
-const MOVE_SLICE_MS = 2;
-const MOVE_SLICE = 64;
+const MOVE_SLICE_MS = 0.5;
+const MOVE_SLICE = 16;
 
 /** The journal's side codes, and their letters in a stored entry. */
 const OWNER_SIDE = 0;
