@@ -253,7 +253,9 @@ export class HumanAgentIndex {
 
   /** Gives up the database (and a move under way) for empty typed arrays. */
   #toMemory(): MemoryTables {
+    // a move under way gives up at its next slice; the next moveToDisk() starts one of its own
     this.#generation++;
+    this.#moving = undefined;
     this.#db?.close();
     this.#db = undefined;
     this.#memory = memoryTables();
@@ -270,9 +272,12 @@ export class HumanAgentIndex {
    */
   moveToDisk(): Promise<void> {
     if (this.#db) return Promise.resolve();
-    this.#moving ??= this.#move().finally(() => {
-      this.#moving = undefined;
-    });
+    if (!this.#moving) {
+      const moving = this.#move().finally(() => {
+        if (this.#moving === moving) this.#moving = undefined;
+      });
+      this.#moving = moving;
+    }
     return this.#moving;
   }
 

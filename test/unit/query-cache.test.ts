@@ -534,6 +534,15 @@ describe('HumanAgentIndex', () => {
     copy.clear();
     await givenUp;
     expect(copy.storage).toBe('memory');
+    // a move asked for right after a clear is one of its own, not the one given up
+    copy.load([...buckets.values()] as string[], moved.storedJournal());
+    const second = copy.moveToDisk();
+    copy.load([...buckets.values()] as string[], moved.storedJournal());
+    await copy.moveToDisk();
+    expect(copy.storage).toBe('disk');
+    await second;
+    expect(humans.map((address) => copy.agentsOf(address))).toEqual(humans.map((address) => plain.agentsOf(address)));
+    copy.clear();
     expect(copy.agentsOf(humans[0] as Address)).toEqual([]);
     moved.clear();
     expect(moved.storage).toBe('memory');
