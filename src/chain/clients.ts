@@ -25,8 +25,15 @@ export interface ClientOptions {
   rpcUrl: string;
   /** Contract with Multicall3's aggregate3, used to batch reads into one round trip (default: the chain's). */
   multicall?: Address;
+  /** JSON-RPC batching: calls made in the same tick share one HTTP request, sent at the next timer turn (default true). */
+  batch?: boolean;
   /** Called for every HTTP request sent to the RPC (one per round trip, batched or not), with its JSON-RPC methods. */
   onRequest?: (methods: readonly string[]) => void;
+  /**
+   * Called as the answer to an HTTP request starts to arrive (its headers, before its body is read and parsed), with
+   * the request's JSON-RPC methods: the node is done with it.
+   */
+  onAnswer?: (methods: readonly string[]) => void;
   /**
    * The most one call may take, its retry included; a chain that does not answer in time counts as down. Default
    * 1.5 s, so that a request served while an RPC is down answers its named 500 within 2 s.
@@ -57,15 +64,25 @@ const DEFAULT_TIMEOUT_MS = 1_500;
 const DEFAULT_FAIL_FAST_MS = 1_000;
 
 function httpTransport(options: ClientOptions, timeoutMs: number): Transport {
-  // JSON-RPC batching: calls made in the same tick share one HTTP request.
-  const { onRequest } = options;
+  const { onRequest, onAnswer } = options;
   return http(options.rpcUrl, {
-    batch: { wait: 0 },
+    batch: options.batch === false ? false : { wait: 0 },
     timeout: timeoutMs,
     // one quick retry (a keep-alive connection the node closed); the deadline below bounds it
     retryCount: 1,
-    // viem treats a value returned from onFetchRequest as a replacement request: return nothing.
-    ...(onRequest ? { onFetchRequest: (_request, init): void => void onRequest(rpcMethodsOf(init.body)) } : {}),
+    // around the fetch itself rather than onFetchRequest, which costs a Request object per call, and
+    // onFetchResponse, which does not say which request is answered
+    ...(onRequest || onAnswer
+      ? {
+          fetchFn: async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+            const methods = rpcMethodsOf(init?.body);
+            onRequest?.(methods);
+            const response = await fetch(input, init);
+            onAnswer?.(methods);
+            return response;
+          },
+        }
+      : {}),
   });
 }
 

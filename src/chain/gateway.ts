@@ -9,7 +9,7 @@ import { type ChainClient, type ClientOptions, createChainClient } from './clien
 import { DemoVerifierGateway } from './demo-verifier-gateway.js';
 import { type LogSource, nodeSubscriptions } from './new-heads.js';
 import type { ChainRunState } from './reachability.js';
-import { type FollowerOptions, RegistryEventFollower } from './registry-events.js';
+import { type FollowerOptions, type LogReader, RegistryEventFollower } from './registry-events.js';
 import { RegistryGateway } from './registry-gateway.js';
 
 export interface NetworkGateway {
@@ -91,11 +91,23 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
   const clientOptions = { ...setup.clientOptions, multicall: setup.contracts.multicall, ...(localChain ? { runState: localChain } : {}) };
   const client = createChainClient(network, clientOptions);
   // Its own client: a slow log range must not make the request path fail fast, and it needs no fail-fast of its own.
-  const followerClient = createChainClient(network, {
-    ...clientOptions,
-    timeoutMs: Math.max(clientOptions.timeoutMs ?? 0, FOLLOWER_TIMEOUT_MS),
-    failFastMs: 0,
-  });
+  const followerOptions = { ...clientOptions, timeoutMs: Math.max(clientOptions.timeoutMs ?? 0, FOLLOWER_TIMEOUT_MS), failFastMs: 0 };
+  const followerClient = createChainClient(network, followerOptions);
+  // and one for its eth_getLogs, unbatched, whose answers are told to it (registry-events.ts logReader)
+  const logAnswers = new Set<() => void>();
+  const logReader: LogReader = {
+    client: createChainClient(network, {
+      ...followerOptions,
+      batch: false,
+      onAnswer: (methods) => {
+        if (methods.includes('eth_getLogs')) for (const listener of logAnswers) listener();
+      },
+    }),
+    answers: (listener) => {
+      logAnswers.add(listener);
+      return () => logAnswers.delete(listener);
+    },
+  };
   const socket = setup.newHeadsUrl ? nodeSubscriptions(network, setup.newHeadsUrl) : undefined;
   const heads = socket?.heads;
   return {
@@ -116,6 +128,7 @@ export function createNetworkGateway(network: NetworkName, setup: NetworkSetup):
       const chainDown = localChain ? { chainDown: () => localChain.downReason() !== undefined } : {};
       const follower = new RegistryEventFollower(followerClient, setup.contracts.registry, setup.registryDeployBlock, {
         backfillTopics: BACKFILL_TOPICS,
+        logReader,
         ...options,
         ...chainDown,
         ...(heads ? { heads } : {}),
