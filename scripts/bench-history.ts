@@ -5,6 +5,8 @@
 // deregistered by its human's proof. Nothing is written behind the contracts' backs. Then it starts the service
 // (`node dist/main.js`, as `npm start` runs it) against that chain as an external RPC and measures:
 //   - spawn to healthy (GET /api/health says ok: the index is live), first start and a restart on the same DATA_DIR;
+//     and a first start on a fresh DATA_DIR with the chain behind REMOTE_RTT_MS of round trip (scripts/rpc-delay.ts),
+//     as a provider some way off answers;
 //   - JSON-RPC calls made by then (rpc_requests_total, all methods);
 //   - the process's RSS: when healthy (the backfill's garbage still in V8's heap), settled (once V8's memory reducer
 //     has collected it and given back the young generation: what the process keeps while serving; see settle()) and
@@ -23,6 +25,7 @@ import { startLocalSystem } from './local-system.js';
 import { percentile } from './percentile.js';
 import { capture, startReference } from './reference-process.js';
 import { metricTotal, populate, tempDataDir } from './registry-history.js';
+import { delayedRpc } from './rpc-delay.js';
 import { type Started, startService, stopService } from './service-process.js';
 
 const SIZES = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
@@ -93,6 +96,9 @@ function residentMb(pid: number | undefined): { now: number; peak: number } {
   return { now: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
+/** The round trip of the remote first start: a provider in another region. */
+const REMOTE_RTT_MS = 40;
+
 /** Starts with no history whose fastest is the baseline. */
 const BASELINE_STARTS = 3;
 /** How much two starts of the same service may differ on this machine: a shorter first indexing is not reported. */
@@ -160,6 +166,18 @@ try {
       services.push(restart);
       const restartRpc = await metricTotal(restart.base, 'rpc_requests_total');
       await stopService(restart);
+      const remote = await delayedRpc(testnet.chain.rpcUrl, REMOTE_RTT_MS);
+      const remoteDir = tempDataDir();
+      let remoteMs: number;
+      try {
+        const remoteStart = await startService({ testnet, mainnet }, remoteDir, { TESTNET_RPC_URL: remote.url });
+        services.push(remoteStart);
+        remoteMs = remoteStart.healthyMs;
+        await stopService(remoteStart);
+      } finally {
+        await remote.close();
+        rmSync(remoteDir, { recursive: true, force: true });
+      }
 
       const events = n + population.deregistered.length;
       const indexingMs = first.healthyMs - baseline;
@@ -171,6 +189,7 @@ try {
         'history blocks': historyBlocks,
         'start to healthy ms': Math.round(first.healthyMs),
         'restart to healthy ms': Math.round(restart.healthyMs),
+        [`start to healthy, ${REMOTE_RTT_MS} ms RTT, ms`]: Math.round(remoteMs),
         'RPC calls at start': rpcCalls,
         'RPC calls at restart': restartRpc,
         'RSS healthy / settled / peak MB': `${Math.round(healthyRss)} / ${Math.round(rss.now)}${settledS === undefined ? ' (unsettled)' : ''} / ${Math.round(rss.peak)}`,

@@ -63,10 +63,11 @@ export interface FollowerOptions {
    */
   backfillTopics?: readonly Hex[];
   /**
-   * What eth_getLogs go through: a client of their own, unbatched (a batched call is sent at the next timer turn,
-   * which comes only once the answer being read is read), that tells as each answer starts to arrive (clients.ts
-   * onAnswer). The next window is then asked for at once. Default: the follower's client, and the next window asked
-   * for once this one's logs are parsed.
+   * What the eth_getLogs of a window followed by another go through: a client of their own, unbatched (a batched
+   * call is sent at the next timer turn, which comes only once the answer being read is read), that tells as each
+   * answer starts to arrive (clients.ts onAnswer). The next window is then asked for at once. A poll's last window
+   * goes through the follower's client, in one batch with the checks' reads. Default: the follower's client for
+   * all, and the next window asked for once this one's logs are parsed.
    */
   logReader?: LogReader;
 }
@@ -524,7 +525,8 @@ export class RegistryEventFollower {
       const send = (): Promise<WindowRead> => {
         // the checks' reads go out in the same tick as the last range's eth_getLogs
         if (toBlock === latest) checks ??= this.#runChecks(latest);
-        const getLogs = () => this.#getLogs(fromBlock, toBlock, () => answer(true));
+        // the last window is followed by no other: it goes with the checks' reads, in their batch
+        const getLogs = () => this.#getLogs(fromBlock, toBlock, toBlock === latest ? undefined : () => answer(true));
         // Within a reorganisation's reach of the head, a window short of it is checkpointed once delivered, with the
         // hash its last block had before its logs were read: a poll that fails after it leaves no delivered block
         // unchecked behind the last checkpoint, and a branch switching between the two reads leaves a checkpoint that
@@ -631,22 +633,23 @@ export class RegistryEventFollower {
 
   /**
    * The registry's logs of blocks [fromBlock, toBlock]; during a backfill only the backfill topics. As viem's getLogs
-   * without an event (which takes no raw topics): eth_getLogs, each log formatted by viem.
+   * without an event (which takes no raw topics): eth_getLogs, each log formatted by viem. With `answered`, through
+   * the log reader (when there is one), which calls it as the node's answer starts to arrive.
    */
-  async #getLogs(fromBlock: bigint, toBlock: bigint, answered: () => void): Promise<RegistryLog[]> {
+  async #getLogs(fromBlock: bigint, toBlock: bigint, answered?: () => void): Promise<RegistryLog[]> {
     const topics = this.#caughtUp ? undefined : this.#options.backfillTopics;
     const filter = { address: this.#registry, fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock) };
-    const reader = this.#options.logReader;
-    if (reader) this.#awaitingAnswer.push(answered);
+    const told = this.#options.logReader && answered;
+    if (told) this.#awaitingAnswer.push(told);
     try {
-      const logs = await (reader?.client ?? this.#client).request({
+      const logs = await (told ? (this.#options.logReader?.client ?? this.#client) : this.#client).request({
         method: 'eth_getLogs',
         params: [topics ? { ...filter, topics: [[...topics]] } : filter],
       });
       return logs.map((log) => formatLog(log) as RegistryLog);
     } finally {
       // failed unanswered (or answered and told already): not the next answer's
-      const waiting = this.#awaitingAnswer.indexOf(answered);
+      const waiting = told ? this.#awaitingAnswer.indexOf(told) : -1;
       if (waiting >= 0) this.#awaitingAnswer.splice(waiting, 1);
     }
   }
